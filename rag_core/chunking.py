@@ -1,0 +1,140 @@
+"""Fixed-stride character chunking, with page spans for PDF text.
+
+Pure Python on purpose: importable with no optional dependency installed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS
+
+PAGE_SEPARATOR = "\n\n"
+
+
+@dataclass(frozen=True)
+class PageText:
+    """The cleaned text of one physical page (``number`` is 1-based)."""
+
+    number: int
+    text: str
+    label: str | None = None
+
+
+def _check_sizes(chunk_size: int, overlap: int) -> int:
+    if int(chunk_size) <= 0:
+        raise ValueError(f"chunk_size must be a positive number of characters, got {chunk_size!r}")
+    if int(overlap) < 0 or int(overlap) >= int(chunk_size):
+        raise ValueError(
+            f"overlap must be at least 0 and smaller than chunk_size ({chunk_size}), got {overlap!r}"
+        )
+    return int(chunk_size) - int(overlap)
+
+
+def chunk_spans(length: int, chunk_size: int, overlap: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each chunk of a text of ``length`` characters."""
+    step = _check_sizes(chunk_size, overlap)
+    start = 0
+    while start < length:
+        end = min(start + chunk_size, length)
+        yield start, end
+        if end >= length:
+            return
+        start += step
+
+
+def chunk_text(
+    text: str,
+    source: str,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+) -> list[dict]:
+    """Split ``text`` into chunks of at most ``chunk_size`` characters.
+
+    Each chunk starts ``chunk_size - overlap`` characters after the previous one.
+    Blank text gives no chunks; chunks that hold only white space are skipped.
+    """
+    _check_sizes(chunk_size, overlap)
+    if not text or not text.strip():
+        return []
+    chunks = []
+    for start, end in chunk_spans(len(text), chunk_size, overlap):
+        piece = text[start:end]
+        if not piece.strip():
+            continue
+        chunks.append(
+            {
+                "text": piece,
+                "source": source,
+                "doc_chunk": len(chunks),
+                "start": start,
+                "end": end,
+                "page_start": None,
+                "page_end": None,
+                "page_label": None,
+                "page_breaks": [],
+            }
+        )
+    return chunks
+
+
+def join_pages(pages: Sequence[PageText]) -> tuple[str, list[tuple[int, int, str | None]]]:
+    """Join page texts; return the text and ``(offset, page number, label)`` of each page."""
+    parts: list[str] = []
+    starts: list[tuple[int, int, str | None]] = []
+    offset = 0
+    for page in pages:
+        if not page.text.strip():
+            continue
+        if parts:
+            parts.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        starts.append((offset, page.number, page.label))
+        parts.append(page.text)
+        offset += len(page.text)
+    return "".join(parts), starts
+
+
+def chunk_pages(
+    pages: Sequence[PageText],
+    source: str,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+) -> list[dict]:
+    """Chunk a document given page by page; every chunk knows its pages.
+
+    ``page_start``/``page_end`` are 1-based physical pages, ``page_label`` the printed
+    label of the first page when the PDF defines labels, and ``page_breaks`` lists
+    ``[offset in chunk, page number]`` for each page that starts inside the chunk.
+    """
+    text, starts = join_pages(pages)
+    chunks = chunk_text(text, source, chunk_size, overlap)
+    if not starts:
+        return chunks
+    offsets = [s[0] for s in starts]
+    for chunk in chunks:
+        first = max(bisect_right(offsets, chunk["start"]) - 1, 0)
+        last = max(bisect_right(offsets, chunk["end"] - 1) - 1, 0)
+        chunk["page_start"] = starts[first][1]
+        chunk["page_end"] = starts[last][1]
+        chunk["page_label"] = starts[first][2]
+        chunk["page_breaks"] = [[0, starts[first][1]]] + [
+            [starts[i][0] - chunk["start"], starts[i][1]] for i in range(first + 1, last + 1)
+        ]
+    return chunks
+
+
+def page_at(chunk: dict, offset: int) -> int | None:
+    """The physical page of the character at ``offset`` inside ``chunk``."""
+    breaks = chunk.get("page_breaks") or []
+    if not breaks:
+        return chunk.get("page_start")
+    page = breaks[0][1]
+    for start, number in breaks:
+        if start <= offset:
+            page = number
+        else:
+            break
+    return page

@@ -1,0 +1,36 @@
+"""Constants of the public contract and the project's measured defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CHUNK_SIZE_CHARS = 1200
+CHUNK_OVERLAP_CHARS = 200
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_CROSS_ENCODER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+# Candidates taken from each first-stage list before re-reading (see docs/benchmarks.md).
+DEFAULT_POOL = 50
+
+# Lexical settings the contract fixes for the TF-IDF matrix.
+TFIDF_MAX_FEATURES = 20_000
+TFIDF_NGRAM_RANGE = (1, 2)
+
+# Limits on user input.
+MAX_PDF_BYTES = 200 * 1024 * 1024
+MAX_PDF_PAGES = 2_000
+MAX_COLLECTION_NAME_LENGTH = 100
+MAX_QUERY_CHARS = 10_000
+
+DATA_DIR_ENV = "RAG_CORE_DATA_DIR"
+APP_NAME = "rag_core"
+
+
+def default_data_dir() -> Path:
+    """The data folder: ``$RAG_CORE_DATA_DIR`` or the user's data directory."""
+    configured = os.environ.get(DATA_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME, appauthor=False))

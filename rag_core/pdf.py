@@ -103,6 +103,11 @@ _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
 # for "RETRO" (seen in the RETRO paper). Turn each into the capital letter; a single space
 # between two such glyphs is an artefact of glyph spacing, not a word break.
 _SMALL_CAPS_GLYPH_RE = re.compile(r"/([A-Za-z](?:_[A-Za-z])*)\.sc(?: (?=/[A-Za-z](?:_[A-Za-z])*\.sc))?")
+# Likewise the bracket glyphs of the custom-encoded MathematicalPi fonts in AIP papers come out
+# as glyph names ("Cr/MgO/H20849001/H20850" for "Cr/MgO(001)"; poppler shows them as CJK
+# characters). Only these four are mapped: they are certain from context.
+_MATH_PI_BRACKETS = {"20849": "(", "20850": ")", "20851": "[", "20852": "]"}
+_MATH_PI_BRACKET_RE = re.compile(r"/H(20849|20850|20851|20852)")
 # A letter, a soft hyphen, a line break, and the rest of the word on the next line.
 _SOFT_HYPHEN_BREAK_RE = re.compile(r"([^\W\d_])\u00ad[ \t]*\n[ \t]*([^\W\d_]\S*)[ \t]*(\n?)")
 # A letter, a hyphen at the end of a line, and a word on the next line.
@@ -127,7 +132,10 @@ def clean_extracted_text(text: str) -> str:
     across a line break when a lowercase letter follows (``"retrie-\\nval"`` becomes
     ``"retrieval"``; ``"1990-\\n2000"`` and ``"state-of-the-\\nArt"`` stay as they are), removes
     soft hyphens, collapses runs of spaces and tabs, strips trailing spaces on lines and
-    collapses three or more line breaks to two. Single line breaks are kept.
+    collapses three or more line breaks to two. Single line breaks are kept. Also turns two
+    kinds of unmapped glyph names pypdf leaves in the text back into characters: small caps
+    (``"R/e.sc /t.sc /r.sc/o.sc"`` becomes ``"RETRO"``) and the MathematicalPi brackets of AIP
+    papers (``"/H20849001/H20850"`` becomes ``"(001)"``).
     """
     if not text:
         return ""
@@ -137,6 +145,8 @@ def clean_extracted_text(text: str) -> str:
     text = text.translate(_LIGATURE_TABLE)
     if ".sc" in text:
         text = _SMALL_CAPS_GLYPH_RE.sub(lambda m: m.group(1).replace("_", "").upper(), text)
+    if "/H208" in text:
+        text = _MATH_PI_BRACKET_RE.sub(lambda m: _MATH_PI_BRACKETS[m.group(1)], text)
     text = _SPACES_RE.sub(" ", text)
     text = _TRAILING_SPACE_RE.sub("", text)
     text = _SOFT_HYPHEN_BREAK_RE.sub(lambda m: _join_broken_word(m, only_lowercase=False), text)

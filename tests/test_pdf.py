@@ -121,6 +121,14 @@ def test_ligatures_and_hyphenation_are_repaired_on_a_real_paper():
 
 
 @needs_data
+def test_apl_bracket_glyph_names_become_brackets():
+    text = extract_pdf(_sample(APL)).text
+    assert "Cr/MgO(001)" in text
+    assert "[001]" in text
+    assert "/H2085" not in text and "/H20849" not in text
+
+
+@needs_data
 def test_page_labels_from_the_pdf():
     result = extract_pdf(_sample(THESIS))
     assert result.status == "ok", result.reason
@@ -281,6 +289,7 @@ def test_apl_file_really_is_noisy_without_the_guard(caplog):
         ("cafe\u0301", "caf\u00e9"),  # NFC
         ("x\u00b2 \u2211 \u2264 \U0001d44e", "x\u00b2 \u2211 \u2264 \U0001d44e"),  # not NFKC
         ("R/e.sc /t.sc /r.sc/o.sc [O/f.sc /f.sc ] model", "RETRO [OFF ] model"),
+        ("Cr/MgO/H20849001/H20850 along /H20851110/H20852", "Cr/MgO(001) along [110]"),
         ("", ""),
     ],
 )

@@ -98,9 +98,9 @@ USER_ERRORS = (CollectionError, ExactSearchError, ModelUnavailableError, ValueEr
 
 def show_error(exc: BaseException) -> None:
     if isinstance(exc, ModelUnavailableError):
-        st.error(f"{exc}\n\nSee **Settings** for where models load from.", icon="🧩")
+        st.error(f"{exc}\n\nSee **Settings** for where models load from.", icon=":material/extension:")
     elif isinstance(exc, USER_ERRORS):
-        st.error(str(exc) or type(exc).__name__, icon="⚠️")
+        st.error(str(exc) or type(exc).__name__, icon=":material/warning:")
     else:
         log.error("Unexpected error in the app:\n%s", traceback.format_exc())
         short = str(exc).splitlines()[0][:200] if str(exc) else ""
@@ -108,7 +108,7 @@ def show_error(exc: BaseException) -> None:
             f"Something unexpected went wrong ({type(exc).__name__}{': ' + short if short else ''}). "
             "Nothing was changed by the failed step. Try again; if it keeps happening, reload the page "
             "and look at the terminal that runs the app for details.",
-            icon="🚨",
+            icon=":material/error:",
         )
 
 
@@ -138,8 +138,8 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
     """
     names = library().names()
     if not names:
-        st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.", icon="📚")
-        link(PAGE_COLLECTIONS, "Go to Collections", "📚")
+        st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.", icon=":material/library_books:")
+        link(PAGE_COLLECTIONS, "Go to Collections", ":material/library_books:")
         return None
     active = st.session_state.get(ACTIVE_KEY)
     index = names.index(active) if active in names else 0

@@ -10,9 +10,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 
+if PagesManager.uses_pages_directory:
+    # Streamlit ran this file as an old-style "pages/" page (a first visit straight to its URL):
+    # hand over to app.py, whose st.navigation sets up the menu, the wide layout and this page.
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+import pandas as pd  # noqa: E402
 from pages._ui import (  # noqa: E402
     ACTIVE_KEY,
     PAGE_COMPARE,
@@ -29,7 +36,7 @@ from pages._ui import (  # noqa: E402
 from rag_core.library import IngestProgress  # noqa: E402
 
 STAGE_WORDS = {"extract": "Reading", "embed": "Embedding passages", "index": "Building the index", "done": "Done"}
-STATUS_WORDS = {"ok": "✅ added", "duplicate": "↩️ duplicate"}
+STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
 
 
 def create_section(lib) -> None:
@@ -106,10 +113,10 @@ def show_report(report: dict) -> None:
     summary = (f"Last upload: {len(added)} of {len(files)} file(s) added, {report['chunks_added']:,} passages, "
                f"in {fmt_seconds(report['seconds'])}.")
     (st.success if not skipped else st.warning)(
-        summary + (f" {skipped} skipped — see why below." if skipped else ""), icon="📥")
+        summary + (f" {skipped} skipped — see why below." if skipped else ""), icon=":material/download_done:")
     table = pd.DataFrame([{
         "file": f["source"],
-        "result": STATUS_WORDS.get(f["status"], f"⛔ skipped ({f['status'].replace('_', ' ')})"),
+        "result": STATUS_WORDS.get(f["status"], f"✕ skipped ({f['status'].replace('_', ' ')})"),
         "pages": f["pages"] or None,
         "passages": f["chunks"] or None,
         "details": f["reason"],
@@ -123,7 +130,7 @@ def documents_section(lib, name: str) -> None:
     docs = lib.documents(name)
     st.markdown("#### Documents")
     if not docs:
-        st.info("This collection has no documents yet: add PDFs above.", icon="📄")
+        st.info("This collection has no documents yet: add PDFs above.", icon=":material/description:")
         return
     table = pd.DataFrame([{
         "document": d["source"],
@@ -170,13 +177,13 @@ def manage_section(lib, name: str) -> None:
 
 
 def body() -> None:
-    st.title("📚 Collections")
+    st.title(":material/library_books: Collections")
     st.caption("A collection is a set of PDFs searched together. Create one, add PDFs, then go to "
                "Compare or Verify.")
     lib = library()
     flash = st.session_state.pop("flash", None)
     if flash:
-        st.success(flash, icon="✅")
+        st.success(flash, icon=":material/check_circle:")
 
     infos = lib.list()
     top_left, top_right = st.columns([3, 2], gap="large")
@@ -191,7 +198,7 @@ def body() -> None:
             } for i in infos]), hide_index=True, width="stretch", key="collections_table")
         else:
             st.info("No collection yet. Give your first collection a name on the right, then add PDFs.",
-                    icon="👉")
+                    icon=":material/arrow_forward:")
 
     if not infos:
         return
@@ -208,12 +215,12 @@ def body() -> None:
     upload_section(lib, name)
     documents_section(lib, name)
     if info.documents:
-        link(PAGE_COMPARE, "Compare searches in this collection", "⚖️")
-        link(PAGE_VERIFY, "Verify a quote against this collection", "🔎")
+        link(PAGE_COMPARE, "Compare searches in this collection", ":material/compare_arrows:")
+        link(PAGE_VERIFY, "Verify a quote against this collection", ":material/fact_check:")
     st.divider()
     manage_section(lib, name)
     st.caption("Chunking for new collections and the cross-encoder are set on the Settings page.")
-    link(PAGE_SETTINGS, "Settings", "⚙️")
+    link(PAGE_SETTINGS, "Settings", ":material/settings:")
 
 
 run_page(body)

@@ -9,9 +9,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 
+if PagesManager.uses_pages_directory:
+    # Streamlit ran this file as an old-style "pages/" page (a first visit straight to its URL):
+    # hand over to app.py, whose st.navigation sets up the menu, the wide layout and this page.
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+import pandas as pd  # noqa: E402
 from pages._ui import (  # noqa: E402
     MOVE_MARKERS,
     PAGE_COLLECTIONS,
@@ -121,8 +128,8 @@ def controls(lib) -> None:
         return
     docs = lib.documents(name)
     if not docs:
-        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon="📄")
-        link(PAGE_COLLECTIONS, "Add PDFs", "📚")
+        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon=":material/description:")
+        link(PAGE_COLLECTIONS, "Add PDFs", ":material/library_books:")
         return
     with st.form("compare_form", border=False):
         query = st.text_input("Question, claim or key words", key="cmp_query",
@@ -197,7 +204,7 @@ def show_results(lib) -> None:
             ms = result.get("timings_ms", {}).get(kind)
             st.subheader(f"{title}" + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
             if kind == "hybrid":
-                icon = "🎯" if result["reranker_kind"] == "cross_encoder" else "ℹ️"
+                icon = ":material/target:" if result["reranker_kind"] == "cross_encoder" else ":material/info:"
                 st.caption(f"{icon} Reranker: {result['reranker_detail']}")
             else:
                 st.caption(caption)
@@ -217,7 +224,7 @@ def show_results(lib) -> None:
                          height=min(38 + 35 * len(frame), 420))
 
     st.download_button("Download all three lists (CSV)", results_csv(result), file_name="comparison.csv",
-                       mime="text/csv", icon="⬇️", key="cmp_csv")
+                       mime="text/csv", icon=":material/download:", key="cmp_csv")
     st.divider()
     labels = list(options)
     if st.session_state.get(PICK_KEY) not in options:
@@ -261,7 +268,7 @@ def show_passage(lib, name: str, result: dict, kind: str, row: dict, stale: bool
 
 
 def body() -> None:
-    st.title("⚖️ Compare searches")
+    st.title(":material/compare_arrows: Compare searches")
     st.caption("One question, three ways of finding passages: lexical TF-IDF, hybrid (BM25 + embeddings, "
                "then a reranker) and exact text. ▲▼ show how hybrid moved a passage against TF-IDF; ★ marks "
                "passages TF-IDF did not find.")
@@ -269,7 +276,7 @@ def body() -> None:
     controls(lib)
     show_results(lib)
     st.caption("Reranker and models: see Settings.")
-    link(PAGE_SETTINGS, "Settings & about", "⚙️")
+    link(PAGE_SETTINGS, "Settings & about", ":material/settings:")
 
 
 run_page(body)

@@ -10,6 +10,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    # Streamlit ran this file as an old-style "pages/" page (a first visit straight to its URL):
+    # hand over to app.py, whose st.navigation sets up the menu, the wide layout and this page.
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 from pages._ui import data_dir, library, preferences, run_page, show_error  # noqa: E402
 from rag_core.models import resolve_model, select_device  # noqa: E402
@@ -18,11 +25,11 @@ from rag_core.search import cross_encoder_status, forget_rerankers  # noqa: E402
 from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL  # noqa: E402
 
 ORIGIN_WORDS = {
-    "bundled": "✅ bundled with the app",
-    "local_folder": "✅ local folder",
-    "hf_cache": "✅ Hugging Face cache",
-    "hub": "🌐 downloaded from the hub on first use",
-    "unavailable": "❌ not available",
+    "bundled": ":material/check_circle: bundled with the app",
+    "local_folder": ":material/check_circle: local folder",
+    "hf_cache": ":material/check_circle: Hugging Face cache",
+    "hub": ":material/public: downloaded from the hub on first use",
+    "unavailable": ":material/cancel: not available",
 }
 
 
@@ -33,11 +40,11 @@ def reranker_status(name: str, generation: int):
 
 
 def body() -> None:
-    st.title("⚙️ Settings & about")
+    st.title(":material/settings: Settings & about")
     prefs = preferences()
     flash = st.session_state.pop("settings_flash", None)
     if flash:
-        st.success(flash, icon="✅")
+        st.success(flash, icon=":material/check_circle:")
 
     st.subheader("Models", anchor=False)
     embed = resolve_model(prefs.embedding_model)
@@ -51,9 +58,9 @@ def body() -> None:
     )
     status = reranker_status(prefs.cross_encoder_model, st.session_state.get("ce_generation", 0))
     if status.kind == "cross_encoder":
-        st.success(f"Hybrid search reorders its pool with the cross-encoder. {status.detail}", icon="🎯")
+        st.success(f"Hybrid search reorders its pool with the cross-encoder. {status.detail}", icon=":material/target:")
     else:
-        st.info(f"Hybrid search runs without a cross-encoder. {status.detail}", icon="ℹ️")
+        st.info(f"Hybrid search runs without a cross-encoder. {status.detail}", icon=":material/info:")
 
     with st.form("cross_encoder_form", border=True):
         st.markdown("**Use a cross-encoder**")

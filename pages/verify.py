@@ -10,6 +10,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+
+if PagesManager.uses_pages_directory:
+    # Streamlit ran this file as an old-style "pages/" page (a first visit straight to its URL):
+    # hand over to app.py, whose st.navigation sets up the menu, the wide layout and this page.
+    PagesManager.uses_pages_directory = False
+    st.rerun()
 
 from pages._ui import (  # noqa: E402
     PAGE_COLLECTIONS,
@@ -29,9 +36,9 @@ from rag_core.compare import verify_quote  # noqa: E402
 RESULT_KEY = "verify_result"
 CONTEXT = 300
 VERDICTS = {
-    "exact": ("✅ Found word for word", st.success),
-    "normalized": ("🟡 Found after folding ligatures, hyphenation, spacing and quote marks", st.success),
-    "not_found": ("❌ Not found word for word", st.warning),
+    "exact": (":material/check_circle: Found word for word", st.success),
+    "normalized": (":material/check: Found after folding ligatures, hyphenation, spacing and quote marks", st.success),
+    "not_found": (":material/cancel: Not found word for word", st.warning),
 }
 
 
@@ -46,7 +53,7 @@ def snippet_span(hit: dict, context: int = CONTEXT) -> list[tuple[int, int]]:
 
 
 def body() -> None:
-    st.title("🔎 Verify a quote or claim")
+    st.title(":material/fact_check: Verify a quote or claim")
     st.caption("Paste a sentence you want to cite. The app looks for it word for word, then after folding "
                "ligatures (ﬁ → fi), line-end hyphens, spacing and curly quotes, and otherwise shows the "
                "closest passages by meaning for you to judge.")
@@ -56,8 +63,8 @@ def body() -> None:
         return
     docs = lib.documents(name)
     if not docs:
-        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon="📄")
-        link(PAGE_COLLECTIONS, "Add PDFs", "📚")
+        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon=":material/description:")
+        link(PAGE_COLLECTIONS, "Add PDFs", ":material/library_books:")
         return
     with st.form("verify_form", border=False):
         quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,

@@ -1,12 +1,14 @@
-"""rag_core: ground claims in scientific literature with TF-IDF, hybrid and exact search."""
+"""rag_core: ground claims in scientific literature with TF-IDF, hybrid and exact search.
+
+Names are imported lazily, so ``from rag_core import chunk_text`` (pure Python) works
+with no optional dependency installed, and ``import rag_core`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 from .chunking import PageText, chunk_pages, chunk_text
-from .exact import search_exact
-from .fusion import HybridSearch, fuse_search_results, reciprocal_rank_fusion
-from .index import RagIndex, build_index, build_index_from_chunks
-from .query_expansion import QueryExpander
-from .rerankers import CrossEncoderReranker, DiversityReranker, NoopReranker, RerankerBase, get_reranker
-from .search import search, search_dense, search_lexical
 from .settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
@@ -14,9 +16,49 @@ from .settings import (
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_POOL,
 )
-from .store import IndexFormatError, UnsafeIndexError, load_index, save_index
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "search_exact": "exact",
+    "HybridSearch": "fusion",
+    "fuse_search_results": "fusion",
+    "reciprocal_rank_fusion": "fusion",
+    "RagIndex": "index",
+    "build_index": "index",
+    "build_index_from_chunks": "index",
+    "QueryExpander": "query_expansion",
+    "CrossEncoderReranker": "rerankers",
+    "DiversityReranker": "rerankers",
+    "NoopReranker": "rerankers",
+    "RerankerBase": "rerankers",
+    "get_reranker": "rerankers",
+    "search": "search",
+    "search_dense": "search",
+    "search_lexical": "search",
+    "IndexFormatError": "store",
+    "UnsafeIndexError": "store",
+    "load_index": "store",
+    "save_index": "store",
+    "Library": "library",
+    "compare": "compare",
+    "verify_quote": "compare",
+    "extract_pdf": "pdf",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rag_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CHUNK_OVERLAP_CHARS",
@@ -24,27 +66,8 @@ __all__ = [
     "DEFAULT_CROSS_ENCODER_MODEL",
     "DEFAULT_EMBEDDING_MODEL",
     "DEFAULT_POOL",
-    "CrossEncoderReranker",
-    "DiversityReranker",
-    "HybridSearch",
-    "IndexFormatError",
-    "NoopReranker",
     "PageText",
-    "QueryExpander",
-    "RagIndex",
-    "RerankerBase",
-    "UnsafeIndexError",
-    "build_index",
-    "build_index_from_chunks",
     "chunk_pages",
     "chunk_text",
-    "fuse_search_results",
-    "get_reranker",
-    "load_index",
-    "reciprocal_rank_fusion",
-    "save_index",
-    "search",
-    "search_dense",
-    "search_exact",
-    "search_lexical",
+    *sorted(_LAZY),
 ]

@@ -15,11 +15,13 @@ from .rerankers.cross_encoder import CrossEncoderReranker
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEFAULT_POOL, MAX_QUERY_CHARS
 
 LEXICAL_METHODS = ("tfidf", "bm25")
-FUSIONS = ("rrf",)
+FUSIONS = ("rrf", "minmax", "zscore")
 # Hybrid defaults chosen on SciFact's train queries (docs/benchmarks.md).
 DEFAULT_WITH_BM25 = True
 DEFAULT_FUSION_WEIGHTS = {"tfidf": 0.0, "bm25": 1.0, "dense": 1.0}
 DEFAULT_RRF_K = 60
+DEFAULT_FUSION = "rrf"
+FUSION_SCORE_TYPE = "rrf"
 
 
 def check_query(query: str) -> str:
@@ -97,6 +99,66 @@ def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model:
     for row in rows:
         row["dense_cosine"] = row["score"]
     return rows
+
+
+def pool_candidates(
+    scores: dict[str, np.ndarray], pool: int, mask: np.ndarray | None = None
+) -> tuple[dict[str, dict[int, int]], list[int]]:
+    """Each first-stage list's top ``pool`` (rank from 1) and their union, in list order.
+
+    Lexical lists keep only chunks that share a term with the query (score > 0).
+    """
+    lists: dict[str, list[int]] = {}
+    for name, values in scores.items():
+        order = top_k(_masked(values, mask), pool, positive_only=(name != "dense"))
+        if mask is not None:
+            order = order[mask[order]]
+        lists[name] = [int(i) for i in order]
+    ranks = {name: {i: r for r, i in enumerate(order, start=1)} for name, order in lists.items()}
+    candidates = list(dict.fromkeys(i for order in lists.values() for i in order))
+    return ranks, candidates
+
+
+def fuse_candidates(
+    scores: dict[str, np.ndarray],
+    ranks: dict[str, dict[int, int]],
+    candidates: list[int],
+    *,
+    weights: dict[str, float] | None = None,
+    rrf_k: int = DEFAULT_RRF_K,
+    kind: str | None = None,
+) -> dict[int, float]:
+    """The fused score of each pool candidate (higher is better).
+
+    ``kind="rrf"``: sum over lists of ``weight / (rrf_k + rank)`` for the lists that
+    ranked the candidate in their top ``pool``. ``"minmax"`` / ``"zscore"``: each
+    retriever's raw score of every candidate (known for all of them, not just the ones it
+    ranked), min-max scaled or standardised over the candidates, then the weighted sum.
+    """
+    kind = kind or DEFAULT_FUSION
+    if kind not in FUSIONS:
+        raise ValueError(f"fusion must be one of {FUSIONS}, got {kind!r}")
+    weights = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
+    if kind == "rrf":
+        return {
+            i: sum(weights.get(name, 0.0) / (rrf_k + rank[i]) for name, rank in ranks.items() if i in rank)
+            for i in candidates
+        }
+    idx = np.asarray(candidates, dtype=np.int64)
+    total = np.zeros(len(idx), dtype=np.float64)
+    for name, values in scores.items():
+        weight = weights.get(name, 0.0)
+        if not weight or name not in ranks:
+            continue
+        v = np.asarray(values[idx], dtype=np.float64)
+        if kind == "minmax":
+            lo, hi = float(v.min()), float(v.max())
+            v = (v - lo) / (hi - lo) if hi > lo else np.zeros_like(v)
+        else:  # zscore
+            sd = float(v.std())
+            v = (v - float(v.mean())) / sd if sd > 0 else np.zeros_like(v)
+        total += weight * v
+    return {int(i): float(t) for i, t in zip(idx, total)}
 
 
 @dataclass(frozen=True)
@@ -188,14 +250,7 @@ def search(
         scores["bm25"] = index.bm25_scores(query)
     if index.embeddings is not None:
         scores["dense"] = index.dense_scores(query)
-    lists: dict[str, list[int]] = {}
-    for name, values in scores.items():
-        order = top_k(_masked(values, mask), pool, positive_only=(name != "dense"))
-        if mask is not None:
-            order = order[mask[order]]
-        lists[name] = [int(i) for i in order]
-    ranks = {name: {i: r for r, i in enumerate(order, start=1)} for name, order in lists.items()}
-    candidates = list(dict.fromkeys(i for order in lists.values() for i in order))
+    ranks, candidates = pool_candidates(scores, pool, mask)
     if not candidates:
         return []
 
@@ -205,13 +260,9 @@ def search(
         ordered = sorted(zip(candidates, ce_scores, truncated), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
-        weights = {**DEFAULT_FUSION_WEIGHTS, **(fusion_weights or {})}
-        fused = {
-            i: sum(weights.get(name, 0.0) / (rrf_k + rank[i]) for name, rank in ranks.items() if i in rank)
-            for i in candidates
-        }
+        fused = fuse_candidates(scores, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)
         ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
-        score_type = "rrf"
+        score_type = FUSION_SCORE_TYPE
 
     results = []
     for rank, (i, score, cut) in enumerate(ordered[:top], start=1):

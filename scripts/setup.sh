@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up rag_core on a fresh machine: a virtual environment in .venv with the CPU build
+# of PyTorch, the package with its test extras, and Debian's Chromium for the browser test.
+# Safe to run again: it only adds what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-}"
+if [ -z "$PYTHON" ]; then
+  for candidate in python3.11 python3.12 python3; do
+    if command -v "$candidate" >/dev/null 2>&1; then PYTHON="$candidate"; break; fi
+  done
+fi
+"$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "rag_core needs Python 3.11 or newer")'
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
+"${PIP[@]}" install --upgrade pip
+# Pinned first: an unpinned torch pulls a multi-GB CUDA build.
+"${PIP[@]}" install "torch==2.13.0"
+"${PIP[@]}" install -e ".[test]"
+
+# A real browser for the end-to-end test (never a browser downloaded by a test tool).
+if [ "${RAG_CORE_SKIP_BROWSER:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  else
+    echo "note: install Debian's chromium (apt-get install chromium) to run the browser test" >&2
+  fi
+fi
+echo "rag_core is set up in .venv"

@@ -27,8 +27,7 @@ navigation = st.navigation(
         st.Page("pages/verify.py", title="Verify a quote", icon=":material/fact_check:"),
         st.Page("pages/collections.py", title="Collections", icon=":material/library_books:"),
         st.Page("pages/settings.py", title="Settings & about", icon=":material/settings:"),
-    ]
+    ],
+    position="top",  # the three result lists of Compare need the full width
 )
-with st.sidebar:
-    st.caption(f"**{APP_TITLE}** — ground claims in your PDFs with TF-IDF, hybrid and exact search.")
 navigation.run()

@@ -114,6 +114,7 @@ def show_error(exc: BaseException) -> None:
 
 def run_page(body: Callable[[], None]) -> None:
     """Run a page body; any exception becomes a short ``st.error``, never a traceback."""
+    page_style()
     try:
         body()
     except Exception as exc:  # noqa: BLE001 - the guard's purpose; st.rerun/st.stop are BaseException
@@ -203,6 +204,7 @@ def highlight_html(text: str, query: str = "", spans: list[tuple[int, int]] | No
 
 PASSAGE_CSS = """
 <style>
+[data-testid="stMainBlockContainer"] {padding-top: 2.5rem;}
 .rc-passage {white-space: pre-wrap; font-family: ui-serif, Georgia, serif; font-size: 0.98rem;
   line-height: 1.55; padding: 0.8rem 1rem; border-radius: 0.5rem;
   background: rgba(127,127,127,0.07); border: 1px solid rgba(127,127,127,0.25);
@@ -215,8 +217,13 @@ mark.rc-hit {background: #ffc36b; color: inherit; font-weight: 600; padding: 0 1
 """
 
 
+def page_style() -> None:
+    """The app's few style rules (passage box, highlight colours, less space above the title)."""
+    st.html(PASSAGE_CSS)
+
+
 def passage_box(text: str, query: str = "", spans: list[tuple[int, int]] | None = None) -> None:
-    st.markdown(PASSAGE_CSS + f'<div class="rc-passage">{highlight_html(text, query, spans)}</div>',
+    st.markdown(f'<div class="rc-passage">{highlight_html(text, query, spans)}</div>',
                 unsafe_allow_html=True)
 
 

@@ -61,50 +61,51 @@ def movement_label(row: dict) -> str:
 
 
 def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
-    """The table shown for one list and its column settings."""
+    """The table shown for one list and its column settings (narrow, so three fit side by side)."""
+    text = st.column_config.TextColumn
+    config = {
+        "rank": NUM(width=36),
+        "source": text(width=110, help="The PDF (full name in the passage view below)"),
+        "page": text(width=44, help="Page(s) of the PDF file"),
+        "score": NUM(format="%.4f", width=58, help="The list's own ordering score (see score type)"),
+        "score type": text(width=62, help="cosine: TF-IDF cosine · rerank: cross-encoder score · "
+                                          "rrf: reciprocal rank fusion · exact: text match"),
+        "cosine": NUM(format="%.3f", width=52, help="TF-IDF cosine of the passage to the question"),
+        "dense cosine": NUM(format="%.3f", width=64,
+                            help="Bi-encoder (embedding) cosine of the passage to the question"),
+        "found by": text(width=56, help="Which first-stage retriever put it in the candidate pool"),
+        "TF-IDF #": NUM(width=52, help="Rank of this passage in the TF-IDF list (empty: not there)"),
+        "hybrid #": NUM(width=52, help="Rank of this passage in the hybrid list (empty: not there)"),
+        "match": text(width=72, help="The text that matched"),
+    }
     if kind == "exact":
+        columns = ["rank", "source", "page", "score type", "match", "TF-IDF #", "hybrid #"]
         frame = pd.DataFrame([{
-            "rank": r["rank"], "source": r["source"], "page": page_text(r), "match": r["match"],
-            "score type": f"exact ({r.get('mode', '')})",
-            "TF-IDF #": r.get("tfidf_list_rank"), "hybrid #": r.get("hybrid_list_rank"),
-        } for r in rows], columns=["rank", "source", "page", "match", "score type", "TF-IDF #", "hybrid #"])
-        config = {
-            "rank": NUM(width=40), "source": st.column_config.TextColumn(width="medium"),
-            "page": st.column_config.TextColumn(width=50),
-            "TF-IDF #": NUM(help="Rank of this passage in the TF-IDF list (empty: not there)", width=60),
-            "hybrid #": NUM(help="Rank of this passage in the hybrid list (empty: not there)", width=60),
-        }
+            "rank": r["rank"], "source": r["source"], "page": page_text(r), "score type": "exact",
+            "match": r["match"], "TF-IDF #": r.get("tfidf_list_rank"), "hybrid #": r.get("hybrid_list_rank"),
+        } for r in rows], columns=columns)
         return frame, config
-    base = []
+    records = []
     for r in rows:
-        item = {"": movement_label(r) if kind == "hybrid" else "", "rank": r["rank"], "source": r["source"],
-                "page": page_text(r), "score": r["score"], "score type": r["score_type"], "cosine": r["cosine"]}
+        if kind == "hybrid":
+            mark = movement_label(r)
+        else:
+            hyb = r.get("hybrid_list_rank")
+            mark = f"→ #{hyb}" if hyb else "✕ gone"
+        item = {"": mark, "rank": r["rank"], "source": r["source"], "page": page_text(r), "score": r["score"],
+                "score type": r["score_type"], "cosine": r["cosine"]}
         if kind == "hybrid":
             item["dense cosine"] = r.get("dense_cosine")
             item["found by"] = r.get("found_by")
-        else:
-            hyb = r.get("hybrid_list_rank")
-            item[""] = f"→ hybrid #{hyb}" if hyb else "✕ not in hybrid"
-        base.append(item)
+        records.append(item)
     columns = ["", "rank", "source", "page", "score", "score type", "cosine"]
     if kind == "hybrid":
         columns += ["dense cosine", "found by"]
-    frame = pd.DataFrame(base, columns=columns)
-    config = {
-        "": st.column_config.TextColumn(
-            "vs TF-IDF" if kind == "hybrid" else "in hybrid", width=90,
-            help=("▲ moved up, ▼ moved down against its TF-IDF rank; ★ new: not in the TF-IDF list"
-                  if kind == "hybrid" else "Where this passage landed in the hybrid list")),
-        "rank": NUM(width=40),
-        "source": st.column_config.TextColumn(width="medium"),
-        "page": st.column_config.TextColumn(width=50, help="Page(s) of the PDF file"),
-        "score": NUM(format="%.4f", width=70, help="The list's own ordering score (see score type)"),
-        "score type": st.column_config.TextColumn(width=70),
-        "cosine": NUM(format="%.3f", width=60, help="TF-IDF cosine of the passage to the question"),
-        "dense cosine": NUM(format="%.3f", width=60, help="Bi-encoder (embedding) cosine to the question"),
-        "found by": st.column_config.TextColumn(width=70, help="Which first-stage retriever put it in the pool"),
-    }
-    return frame, config
+    config[""] = text(
+        "vs TF-IDF" if kind == "hybrid" else "→ hybrid", width=64 if kind == "hybrid" else 56,
+        help=("▲ moved up, ▼ moved down from its TF-IDF rank (old→new); ★ new: not in the TF-IDF list"
+              if kind == "hybrid" else "Its rank in the hybrid list; ✕ gone: not in the hybrid top-k"))
+    return pd.DataFrame(records, columns=columns), config
 
 
 def option_label(kind: str, row: dict) -> str:
@@ -123,28 +124,33 @@ def results_csv(result: dict) -> bytes:
 
 
 def controls(lib) -> None:
-    name = pick_collection("Collection", key="cmp_collection")
+    top_row = st.columns([2, 2], gap="medium")
+    with top_row[0]:
+        name = pick_collection("Collection", key="cmp_collection")
     if name is None:
         return
     docs = lib.documents(name)
     if not docs:
-        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon=":material/description:")
+        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.",
+                icon=":material/description:")
         link(PAGE_COLLECTIONS, "Add PDFs", ":material/library_books:")
         return
+    source = top_row[1].selectbox("Documents", ["All documents"] + [d["source"] for d in docs], key="cmp_source")
     with st.form("compare_form", border=False):
-        query = st.text_input("Question, claim or key words", key="cmp_query",
-                              placeholder="e.g. how does masked language modelling work?", max_chars=10_000)
-        c1, c2, c3, c4 = st.columns([1, 1, 2, 2])
+        q_col, b_col = st.columns([6, 1], vertical_alignment="bottom")
+        query = q_col.text_input("Question, claim or key words", key="cmp_query",
+                                 placeholder="e.g. how does masked language modelling work?", max_chars=10_000)
+        submitted = b_col.form_submit_button("Compare", type="primary", width="stretch")
+        c1, c2, c3, c4 = st.columns([1, 1, 2, 3])
         top = c1.number_input("Top-k", min_value=1, max_value=100, value=10, step=1, key="cmp_top",
                               help="How many passages each ranked list shows")
         pool = c2.number_input("Pool size", min_value=1, max_value=1000, value=DEFAULT_POOL, step=10,
                                key="cmp_pool", help="Candidates taken from each first-stage list (TF-IDF, "
                                                     "BM25, dense) before the hybrid reordering")
         mode = c3.selectbox("Exact search", list(EXACT_MODES), format_func=EXACT_MODES.get, key="cmp_mode")
-        source = c4.selectbox("Documents", ["All documents"] + [d["source"] for d in docs], key="cmp_source")
-        phrase = st.text_input("Exact phrase (optional — by default the exact column looks for the question "
-                               "itself)", key="cmp_phrase")
-        submitted = st.form_submit_button("Compare", type="primary")
+        phrase = c4.text_input("Exact phrase (optional)", key="cmp_phrase",
+                               help="By default the exact column looks for the question itself; type a "
+                                    "shorter phrase here to look for that instead.")
     if submitted:
         if not (query or "").strip():
             st.warning("Type a question, a claim or some key words first.")
@@ -191,7 +197,7 @@ def show_results(lib) -> None:
                 st.session_state[PICK_KEY] = option_label(kind, result[kind][rows[0]])
         return callback
 
-    cols = st.columns(3, gap="medium")
+    cols = st.columns([1, 1.3, 1], gap="small")
     headers = {
         "tfidf": ("TF-IDF", "Plain lexical ranking: TF-IDF cosine of word and bigram weights."),
         "hybrid": ("Hybrid", None),

@@ -54,3 +54,20 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "data"
     monkeypatch.setenv("RAG_CORE_DATA_DIR", str(folder))
     return folder
+
+
+SMALL_PDFS = (
+    "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf",  # 4 pages
+    "ml_dpr_karpukhin2020_arxiv2004.04906.pdf",  # 13 pages
+)
+
+
+@pytest.fixture(scope="session")
+def paper_library(tmp_path_factory, pdf_dir):
+    """A data folder with one collection, "papers", of two real PDFs (built once)."""
+    from rag_core.library import Library
+
+    library = Library(tmp_path_factory.mktemp("library"))
+    report = library.add_pdfs("papers", [pdf_dir / name for name in SMALL_PDFS])
+    assert [f.status for f in report.files] == ["ok", "ok"], report.files
+    return library

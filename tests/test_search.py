@@ -1,0 +1,115 @@
+"""Hybrid search rows explain themselves; lexical and dense rankings; bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_core import search, search_dense, search_lexical
+from rag_core.compare import compare, verify_quote
+
+DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
+CMB = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"
+
+
+@pytest.fixture(scope="module")
+def index(paper_library):
+    return paper_library.load_index("papers")
+
+
+def test_hybrid_rows_carry_provenance_and_pages(index):
+    rows = search("dense vector retrieval of passages for open-domain question answering", index, top=8)
+    assert rows[0]["source"] == DPR
+    for row in rows:
+        assert row["found_by"] in {"tfidf", "bm25", "tfidf+bm25", "dense", "both"}
+        ranks = row["first_stage_ranks"]
+        assert set(ranks) == {"tfidf", "bm25", "dense"}
+        if row["found_by"] == "dense":
+            assert ranks["dense"] and not ranks["tfidf"] and not ranks["bm25"]
+        if row["found_by"] == "both":
+            assert ranks["dense"] and (ranks["tfidf"] or ranks["bm25"])
+        assert -1.0 <= row["dense_cosine"] <= 1.0
+        assert 1 <= row["page_start"] <= row["page_end"] <= 13
+        assert row["chunk_index"] is not None and index.chunks[row["chunk_index"]]["text"] == row["text"]
+        assert row["pool_size"] >= len(rows)
+        assert row["truncated"] is None  # no cross-encoder read it
+
+
+def test_hybrid_finds_a_paraphrase_that_tfidf_misses(index):
+    # no word of this question is in the answer sentence's key terms; meaning carries it
+    question = "what signature would very light scalar particles leave in the cosmic background radiation"
+    hybrid = search(question, index, top=3)
+    assert hybrid[0]["source"] == CMB
+
+
+def test_lexical_and_dense_rankings(index):
+    tfidf = search_lexical("BM25 baseline", index, 5)
+    assert all(r["score_type"] == "cosine" and r["score"] == r["cosine"] for r in tfidf)
+    bm25 = search_lexical("BM25 baseline", index, 5, method="bm25")
+    assert bm25[0]["source"] == DPR and bm25[0]["score_type"] == "bm25"
+    assert [r["score"] for r in bm25] == sorted((r["score"] for r in bm25), reverse=True)
+    dense = search_dense("dark matter", index, 5)
+    assert dense[0]["source"] == CMB and dense[0]["score_type"] == "dense_cosine"
+
+
+def test_sources_filter(index):
+    rows = search("retrieval", index, top=5, sources=[CMB])
+    assert rows and {r["source"] for r in rows} == {CMB}
+    rows = search("retrieval", index, top=5, rerank=False, sources=[CMB])
+    assert {r["source"] for r in rows} == {CMB}
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n"])
+def test_empty_query_is_refused(index, query):
+    with pytest.raises(ValueError, match="empty"):
+        search(query, index)
+    with pytest.raises(ValueError, match="empty"):
+        compare(query, index)
+
+
+def test_bad_arguments(index):
+    with pytest.raises(ValueError):
+        search("x", index, top=0)
+    with pytest.raises(ValueError):
+        search("x", index, pool=0)
+    with pytest.raises(ValueError, match="embedded with"):
+        search("x", index, embedding_model="some/other-model")
+
+
+def test_compare_cross_references_the_lists(index):
+    result = compare("passage retrieval", index, top=5)
+    assert len(result.tfidf) == 5 and len(result.hybrid) == 5
+    tfidf_ranks = {r["chunk_index"]: r["rank"] for r in result.tfidf}
+    for row in result.hybrid:
+        expected = tfidf_ranks.get(row["chunk_index"])
+        assert row["tfidf_list_rank"] == expected
+        if expected is None:
+            assert row["movement"] == "new"
+        else:
+            assert row["movement"] == ("up" if row["rank"] < expected else "down" if row["rank"] > expected
+                                       else "same")
+    assert all(r["movement"] == "same" for r in result.tfidf)
+    assert result.exact and all(" ".join(h["match"].split()).lower() == "passage retrieval" for h in result.exact)
+    assert result.reranker_kind == "fusion" and "cross-encoder" in result.reranker_detail.lower()
+    assert set(result.timings_ms) == {"tfidf", "hybrid", "exact"}
+
+
+def test_compare_reports_a_bad_regex_without_failing(index):
+    result = compare("(unclosed", index, exact_mode="regex")
+    assert result.exact == [] and "regex" in result.exact_error.lower()
+    assert result.tfidf is not None
+
+
+def test_verify_quote_levels(index):
+    chunk = next(c for c in index.chunks if c["source"] == DPR and c["page_start"] == 2)
+    sentence = " ".join(chunk["text"].split()[10:22])
+    check = verify_quote(sentence, index)
+    assert check.verdict in {"exact", "normalized"}
+    assert check.hits[0]["source"] == DPR and check.hits[0]["page"] >= 2
+    # curly quotes, a line break and a ligature still match after folding
+    words = chunk["text"].split()[10:22]
+    mangled = "“" + " ".join(words[:6]) + "\n  " + " ".join(words[6:]) + "”"
+    mangled = mangled.replace("fi", "ﬁ")
+    check = verify_quote(mangled.strip("“”"), index)
+    assert check.verdict in {"exact", "normalized"}
+    check = verify_quote("Quantum gravity was solved by a committee of cats in 1850.", index)
+    assert check.verdict == "not_found" and check.closest and not check.hits

@@ -33,7 +33,7 @@ from pages._ui import (  # noqa: E402
     run_page,
     show_error,
 )
-from rag_core.library import IngestProgress  # noqa: E402
+from rag_core.library import CollectionError, IngestProgress  # noqa: E402
 
 STAGE_WORDS = {"extract": "Reading", "embed": "Embedding passages", "index": "Building the index", "done": "Done"}
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
@@ -186,6 +186,7 @@ def body() -> None:
         st.success(flash, icon=":material/check_circle:")
 
     infos = lib.list()
+    damaged = sorted(set(lib.names()) - {i.name for i in infos})
     top_left, top_right = st.columns([3, 2], gap="large")
     with top_right:
         create_section(lib)
@@ -196,17 +197,26 @@ def body() -> None:
                 "chunk size": i.chunk_size, "overlap": i.overlap,
                 "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(i.updated)),
             } for i in infos]), hide_index=True, width="stretch", key="collections_table")
-        else:
+        elif not damaged:
             st.info("No collection yet. Give your first collection a name on the right, then add PDFs.",
                     icon=":material/arrow_forward:")
 
-    if not infos:
+        if damaged:
+            st.warning(f"Damaged, cannot be read: {', '.join(damaged)}. Pick it below to see why, then "
+                       "delete it and add its PDFs again.", icon=":material/warning:")
+
+    if not lib.names():
         return
     st.divider()
     name = pick_collection("Work on collection", key="manage_collection")
     if name is None:
         return
-    info = lib.info(name)
+    try:
+        info = lib.info(name)
+    except CollectionError as exc:
+        show_error(exc)
+        manage_section(lib, name)
+        return
     a, b, c, d = st.columns(4)
     a.metric("Documents", info.documents)
     b.metric("Pages", f"{info.pages:,}")

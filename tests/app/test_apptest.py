@@ -18,10 +18,12 @@ TIMEOUT = 120
 PAGES = ("pages/compare.py", "pages/verify.py", "pages/collections.py", "pages/settings.py")
 
 
-def start(data_dir, monkeypatch) -> AppTest:
+def start(data_dir, monkeypatch, script: str = "app.py") -> AppTest:
+    """Run ``script`` (app.py, or one page file: AppTest drives widgets reliably only on the
+    script it started with, so interactions start the page itself)."""
     monkeypatch.setenv("RAG_CORE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    at = AppTest.from_file(str(REPO / script), default_timeout=TIMEOUT)
     at.run()
     assert_clean(at)
     return at
@@ -96,8 +98,7 @@ def test_each_page_file_runs_on_its_own(built_data_dir, monkeypatch):
 def test_create_collection_through_the_form(empty_dir, monkeypatch):
     from rag_core.library import Library
 
-    at = start(empty_dir, monkeypatch)
-    go(at, "pages/collections.py")
+    at = start(empty_dir, monkeypatch, "pages/collections.py")
     at.text_input(key="new_collection_name").input("my papers")
     at.button(key="FormSubmitter:create_collection-Create collection").click().run()
     assert_clean(at)
@@ -116,9 +117,8 @@ def test_collection_lists_documents_then_remove_rename_delete(unembedded_dir, mo
     from rag_core.library import Library
 
     lib = Library(unembedded_dir)
-    at = start(unembedded_dir, monkeypatch)
-    go(at, "pages/collections.py")
-    docs = at.dataframe(key="documents_table").value
+    at = start(unembedded_dir, monkeypatch, "pages/collections.py")
+    docs = next(df.value for df in at.dataframe if "document" in df.value.columns)
     assert list(docs["document"]) == [small_pdfs()[1].name]
     assert int(docs["pages"][0]) == 13 and int(docs["passages"][0]) > 0
 
@@ -145,7 +145,6 @@ def test_collection_lists_documents_then_remove_rename_delete(unembedded_dir, mo
 
 
 def run_compare(at: AppTest, query: str, **widgets) -> AppTest:
-    go(at, "pages/compare.py")
     at.text_input(key="cmp_query").input(query)
     for key, value in widgets.items():
         widget = at.text_input(key=key) if key == "cmp_phrase" else at.selectbox(key=key)
@@ -156,7 +155,7 @@ def run_compare(at: AppTest, query: str, **widgets) -> AppTest:
 
 
 def test_compare_shows_three_tables_with_scores_and_cosines(built_data_dir, monkeypatch):
-    at = start(built_data_dir, monkeypatch)
+    at = start(built_data_dir, monkeypatch, "pages/compare.py")
     run_compare(at, "masked language model")
     assert not at.error, [e.value for e in at.error]
     tables = {df.key.split("_")[1]: df.value for df in at.dataframe if (df.key or "").startswith("table_")}
@@ -176,7 +175,7 @@ def test_compare_shows_three_tables_with_scores_and_cosines(built_data_dir, monk
     # the passage view: whole passage with the query's words marked, and the page image
     passages = [m.value for m in at.markdown if 'class="rc-passage"' in m.value]
     assert passages and '<mark class="rc-term">' in passages[0]
-    assert at.get("imgs"), "the PDF page image is shown"
+    assert at.get("image"), "the PDF page image is shown"
     # another passage, from the exact list, gets the match itself marked
     picker = at.selectbox(key="cmp_passage")
     exact_option = next(o for o in picker.options if o.startswith("Exact #1"))
@@ -188,7 +187,7 @@ def test_compare_shows_three_tables_with_scores_and_cosines(built_data_dir, monk
 
 
 def test_compare_restricted_to_one_document_and_bad_regex(built_data_dir, monkeypatch):
-    at = start(built_data_dir, monkeypatch)
+    at = start(built_data_dir, monkeypatch, "pages/compare.py")
     dpr = small_pdfs()[1].name
     run_compare(at, "dense passage retrieval", cmp_source=dpr, cmp_mode="regex", cmp_phrase="(unclosed")
     tables = {df.key.split("_")[1]: df.value for df in at.dataframe if (df.key or "").startswith("table_")}
@@ -198,7 +197,7 @@ def test_compare_restricted_to_one_document_and_bad_regex(built_data_dir, monkey
 
 
 def test_compare_empty_question_asks_for_one(built_data_dir, monkeypatch):
-    at = start(built_data_dir, monkeypatch)
+    at = start(built_data_dir, monkeypatch, "pages/compare.py")
     run_compare(at, "   ")
     assert at.warning and "Type a question" in at.warning[0].value
     assert not [df for df in at.dataframe if (df.key or "").startswith("table_")]
@@ -206,14 +205,13 @@ def test_compare_empty_question_asks_for_one(built_data_dir, monkeypatch):
 
 def test_a_damaged_collection_gives_an_error_message_not_a_traceback(unembedded_dir, monkeypatch):
     (unembedded_dir / "collections" / "scratch" / "CURRENT").write_text("garbage", encoding="utf-8")
-    at = start(unembedded_dir, monkeypatch)
     for page in ("pages/compare.py", "pages/verify.py", "pages/collections.py"):
-        go(at, page)
+        at = start(unembedded_dir, monkeypatch, page)
         assert at.error and "damaged" in at.error[0].value, page
 
 
 def test_tfidf_only_collection_still_compares(unembedded_dir, monkeypatch):
-    at = start(unembedded_dir, monkeypatch)
+    at = start(unembedded_dir, monkeypatch, "pages/compare.py")
     run_compare(at, "passage retrieval")
     assert not at.error, [e.value for e in at.error]
     assert [df for df in at.dataframe if df.key == "table_hybrid_1"]
@@ -223,8 +221,7 @@ def test_tfidf_only_collection_still_compares(unembedded_dir, monkeypatch):
 
 
 def test_verify_finds_a_real_sentence(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch)
-    go(at, "pages/verify.py")
+    at = start(built_data_dir, monkeypatch, "pages/verify.py")
     at.text_area(key="verify_quote").input(real_quote)
     at.button(key="FormSubmitter:verify_form-Check").click().run()
     assert_clean(at)
@@ -235,8 +232,7 @@ def test_verify_finds_a_real_sentence(built_data_dir, monkeypatch, real_quote):
 
 
 def test_verify_not_found_shows_closest_passages(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch)
-    go(at, "pages/verify.py")
+    at = start(built_data_dir, monkeypatch, "pages/verify.py")
     at.text_area(key="verify_quote").input(real_quote)
     at.selectbox(key="verify_source").set_value(small_pdfs()[1].name)  # the quote is in the other paper
     at.button(key="FormSubmitter:verify_form-Check").click().run()
@@ -247,8 +243,7 @@ def test_verify_not_found_shows_closest_passages(built_data_dir, monkeypatch, re
 
 
 def test_verify_folds_ligatures_and_quotes(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch)
-    go(at, "pages/verify.py")
+    at = start(built_data_dir, monkeypatch, "pages/verify.py")
     words = real_quote.split(" ")
     at.text_area(key="verify_quote").input("  ".join(words))  # doubled spaces: only found after folding
     at.button(key="FormSubmitter:verify_form-Check").click().run()
@@ -262,8 +257,7 @@ def test_verify_folds_ligatures_and_quotes(built_data_dir, monkeypatch, real_quo
 def test_settings_shows_models_data_folder_and_saves_preferences(empty_dir, monkeypatch, tmp_path):
     from rag_core.preferences import load_preferences
 
-    at = start(empty_dir, monkeypatch)
-    go(at, "pages/settings.py")
+    at = start(empty_dir, monkeypatch, "pages/settings.py")
     page = texts(at)
     assert str(empty_dir) in page
     assert "all-MiniLM-L6-v2" in page and "Device" in page
@@ -286,15 +280,14 @@ def test_settings_shows_models_data_folder_and_saves_preferences(empty_dir, monk
     assert "cannot be loaded" in texts(at)
 
     # new collections take the saved chunking
-    go(at, "pages/collections.py")
+    at = start(empty_dir, monkeypatch, "pages/collections.py")
     assert "800 characters with 100" in texts(at)
 
 
 def test_settings_with_a_local_cross_encoder(empty_dir, monkeypatch, tmp_path):
     testing = pytest.importorskip("rag_core.testing")
     folder = testing.make_tiny_cross_encoder(tmp_path / "tiny-ce")
-    at = start(empty_dir, monkeypatch)
-    go(at, "pages/settings.py")
+    at = start(empty_dir, monkeypatch, "pages/settings.py")
     at.text_input(key="ce_name").input(str(folder))
     at.button(key="FormSubmitter:cross_encoder_form-Save and check").click().run()
     assert_clean(at)

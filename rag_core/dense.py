@@ -8,7 +8,9 @@ windows' embeddings, so no part of the chunk is invisible to dense search.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -95,9 +97,44 @@ def encode_passages(
     return out
 
 
+_threads_lock = threading.Lock()
+_single_thread_users = 0
+_saved_threads: int | None = None
+
+
+@contextmanager
+def single_torch_thread():
+    """Run torch on one intra-op thread inside the block (restored when the last user leaves).
+
+    A short query gains nothing from a second thread, and on a busy 2-core machine the
+    two threads wait on each other: measured here, a query's encoding took 0.5-1 s
+    median with 2 threads and 30-45 ms with 1 (docs/benchmarks.md).
+    """
+    global _single_thread_users, _saved_threads
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - no model without torch anyway
+        yield
+        return
+    with _threads_lock:
+        if _single_thread_users == 0:
+            _saved_threads = torch.get_num_threads()
+            if _saved_threads != 1:
+                torch.set_num_threads(1)
+        _single_thread_users += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _single_thread_users -= 1
+            if _single_thread_users == 0 and _saved_threads and _saved_threads != 1:
+                torch.set_num_threads(_saved_threads)
+
+
 def encode_query(model, query: str) -> np.ndarray:
     """The query's unit-normalised embedding (queries are short: no windows)."""
-    vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+    with single_torch_thread():
+        vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
     return np.asarray(vector[0], dtype=np.float32)
 
 

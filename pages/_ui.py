@@ -173,11 +173,21 @@ def query_terms(query: str) -> list[str]:
     return sorted((w for w in words if w not in ENGLISH_STOP_WORDS), key=lambda w: (-len(w), w))
 
 
-def highlight_html(text: str, query: str = "", spans: list[tuple[int, int]] | None = None) -> str:
+_LINE_BREAK = re.compile(r"(?<!\n)\n(?!\n)")
+
+
+def highlight_html(text: str, query: str = "", spans: list[tuple[int, int]] | None = None,
+                   reflow: bool = True) -> str:
     """``text`` as safe HTML: query words marked, ``spans`` (character offsets) marked strongly.
 
     Every piece of ``text`` goes through ``html.escape``; only our own <mark> tags are added.
+    ``reflow`` joins the PDF's line breaks (a single newline) into spaces for reading; blank
+    lines stay paragraph breaks.
     """
+    def esc(piece: str) -> str:
+        piece = html.escape(piece)
+        return _LINE_BREAK.sub(" ", piece) if reflow else piece
+
     text = text or ""
     marks: list[tuple[int, int, str]] = []
     for start, end in spans or []:
@@ -194,21 +204,21 @@ def highlight_html(text: str, query: str = "", spans: list[tuple[int, int]] | No
     for start, end, kind in marks:
         if start < pos:
             continue
-        out.append(html.escape(text[pos:start]))
+        out.append(esc(text[pos:start]))
         css = "rc-hit" if kind == "hit" else "rc-term"
-        out.append(f'<mark class="{css}">{html.escape(text[start:end])}</mark>')
+        out.append(f'<mark class="{css}">{esc(text[start:end])}</mark>')
         pos = end
-    out.append(html.escape(text[pos:]))
+    out.append(esc(text[pos:]))
     return "".join(out)
 
 
 PASSAGE_CSS = """
 <style>
-[data-testid="stMainBlockContainer"] {padding-top: 2.5rem;}
+[data-testid="stMainBlockContainer"] {padding-top: 2.5rem; padding-left: 1.5rem; padding-right: 1.5rem;}
 .rc-passage {white-space: pre-wrap; font-family: ui-serif, Georgia, serif; font-size: 0.98rem;
   line-height: 1.55; padding: 0.8rem 1rem; border-radius: 0.5rem;
   background: rgba(127,127,127,0.07); border: 1px solid rgba(127,127,127,0.25);
-  max-height: 32rem; overflow-y: auto;}
+  max-height: 30rem; overflow-y: auto;}
 mark.rc-term {background: #fff1a8; color: inherit; padding: 0 1px; border-radius: 2px;}
 mark.rc-hit {background: #ffc36b; color: inherit; font-weight: 600; padding: 0 1px; border-radius: 2px;}
 @media (prefers-color-scheme: dark) { mark.rc-term {background:#6b5d00; color:#fff;}
@@ -222,8 +232,10 @@ def page_style() -> None:
     st.html(PASSAGE_CSS)
 
 
-def passage_box(text: str, query: str = "", spans: list[tuple[int, int]] | None = None) -> None:
-    st.markdown(f'<div class="rc-passage">{highlight_html(text, query, spans)}</div>',
+def passage_box(text: str, query: str = "", spans: list[tuple[int, int]] | None = None, *,
+                short: bool = False) -> None:
+    style = ' style="max-height: 14rem"' if short else ""
+    st.markdown(f'<div class="rc-passage"{style}>{highlight_html(text, query, spans)}</div>',
                 unsafe_allow_html=True)
 
 
@@ -245,6 +257,6 @@ def page_note(row: dict) -> str:
 
 def fmt_seconds(seconds: float | None) -> str:
     if seconds is None:
-        return "estimating…"
+        return "?"
     seconds = max(0, int(round(seconds)))
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"

@@ -86,7 +86,12 @@ def upload_section(lib, name: str) -> None:
                 what = f"{stage} ({event.chunks_done:,} of {event.chunks_total:,})"
             else:
                 what = stage
-            left = "" if event.stage == "done" else f" — about {fmt_seconds(event.eta_s)} left"
+            if event.stage == "done":
+                left = ""
+            elif event.eta_s is None:
+                left = " — estimating the time left"
+            else:
+                left = f" — about {fmt_seconds(event.eta_s)} left"
             bar.progress(min(max(event.fraction, 0.0), 1.0),
                          text=f"{what}{left} (elapsed {fmt_seconds(event.elapsed_s)})")
 

@@ -46,6 +46,7 @@ EXACT_MODES = {
     "literal": "literal, case-insensitive",
     "regex": "regular expression (RE2)",
 }
+EXACT_SHORT = {"normalized": "folded", "literal": "literal", "regex": "regular expression"}
 NUM = st.column_config.NumberColumn
 
 
@@ -65,18 +66,18 @@ def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
     text = st.column_config.TextColumn
     config = {
         "rank": NUM(width=36),
-        "source": text(width=110, help="The PDF (full name in the passage view below)"),
+        "source": text(width=92, help="The PDF (full name in the passage view below)"),
         "page": text(width=44, help="Page(s) of the PDF file"),
         "score": NUM(format="%.4f", width=58, help="The list's own ordering score (see score type)"),
-        "score type": text(width=62, help="cosine: TF-IDF cosine · rerank: cross-encoder score · "
+        "score type": text(width=56, help="cosine: TF-IDF cosine · rerank: cross-encoder score · "
                                           "rrf: reciprocal rank fusion · exact: text match"),
-        "cosine": NUM(format="%.3f", width=52, help="TF-IDF cosine of the passage to the question"),
-        "dense cosine": NUM(format="%.3f", width=64,
+        "cosine": NUM(format="%.3f", width=50, help="TF-IDF cosine of the passage to the question"),
+        "dense cosine": NUM(format="%.3f", width=60,
                             help="Bi-encoder (embedding) cosine of the passage to the question"),
         "found by": text(width=56, help="Which first-stage retriever put it in the candidate pool"),
-        "TF-IDF #": NUM(width=52, help="Rank of this passage in the TF-IDF list (empty: not there)"),
-        "hybrid #": NUM(width=52, help="Rank of this passage in the hybrid list (empty: not there)"),
-        "match": text(width=72, help="The text that matched"),
+        "TF-IDF #": NUM(width=48, help="Rank of this passage in the TF-IDF list (empty: not there)"),
+        "hybrid #": NUM(width=48, help="Rank of this passage in the hybrid list (empty: not there)"),
+        "match": text(width=70, help="The text that matched"),
     }
     if kind == "exact":
         columns = ["rank", "source", "page", "score type", "match", "TF-IDF #", "hybrid #"]
@@ -91,7 +92,7 @@ def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
             mark = movement_label(r)
         else:
             hyb = r.get("hybrid_list_rank")
-            mark = f"→ #{hyb}" if hyb else "✕ gone"
+            mark = f"→ {hyb}" if hyb else "✕"
         item = {"": mark, "rank": r["rank"], "source": r["source"], "page": page_text(r), "score": r["score"],
                 "score type": r["score_type"], "cosine": r["cosine"]}
         if kind == "hybrid":
@@ -102,9 +103,9 @@ def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
     if kind == "hybrid":
         columns += ["dense cosine", "found by"]
     config[""] = text(
-        "vs TF-IDF" if kind == "hybrid" else "→ hybrid", width=64 if kind == "hybrid" else 56,
+        "vs TF-IDF" if kind == "hybrid" else "→ hybrid", width=58 if kind == "hybrid" else 48,
         help=("▲ moved up, ▼ moved down from its TF-IDF rank (old→new); ★ new: not in the TF-IDF list"
-              if kind == "hybrid" else "Its rank in the hybrid list; ✕ gone: not in the hybrid top-k"))
+              if kind == "hybrid" else "Its rank in the hybrid list; ✕: not in the hybrid top-k"))
     return pd.DataFrame(records, columns=columns), config
 
 
@@ -168,6 +169,7 @@ def controls(lib) -> None:
                              cross_encoder_model=prefs.cross_encoder_model,
                              sources=None if source == "All documents" else [source])
         st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name),
+                                        "exact_query": (phrase or "").strip() or None,
                                         "run": st.session_state.get(RESULT_KEY, {}).get("run", 0) + 1,
                                         **result.to_dict()}
         st.session_state.pop(PICK_KEY, None)
@@ -197,23 +199,23 @@ def show_results(lib) -> None:
                 st.session_state[PICK_KEY] = option_label(kind, result[kind][rows[0]])
         return callback
 
+    cross = result["reranker_kind"] == "cross_encoder"
+    st.caption(f"{':material/target:' if cross else ':material/info:'} **Hybrid reranker:** "
+               f"{result['reranker_detail']}")
     cols = st.columns([1, 1.3, 1], gap="small")
+    exact_what = "the exact phrase" if result.get("exact_query") else "the question"
     headers = {
-        "tfidf": ("TF-IDF", "Plain lexical ranking: TF-IDF cosine of word and bigram weights."),
-        "hybrid": ("Hybrid", None),
-        "exact": ("Exact", f"Where the {'phrase' if result.get('exact_mode') else 'text'} occurs, mode "
-                           f"{EXACT_MODES.get(result.get('exact_mode'), result.get('exact_mode'))}."),
+        "tfidf": ("TF-IDF", "Lexical: TF-IDF cosine of words and word pairs."),
+        "hybrid": ("Hybrid", "BM25 + embedding pool, " + ("reordered by the cross-encoder." if cross else
+                                                          "fused by rank (no cross-encoder, see above).")),
+        "exact": ("Exact", f"Where {exact_what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')})."),
     }
     for col, kind in zip(cols, ("tfidf", "hybrid", "exact")):
         with col:
             title, caption = headers[kind]
             ms = result.get("timings_ms", {}).get(kind)
             st.subheader(f"{title}" + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
-            if kind == "hybrid":
-                icon = ":material/target:" if result["reranker_kind"] == "cross_encoder" else ":material/info:"
-                st.caption(f"{icon} Reranker: {result['reranker_detail']}")
-            else:
-                st.caption(caption)
+            st.caption(caption)
             rows = result[kind]
             if kind == "exact" and result.get("exact_error"):
                 st.warning(result["exact_error"])

@@ -58,9 +58,11 @@ def body() -> None:
     )
     status = reranker_status(prefs.cross_encoder_model, st.session_state.get("ce_generation", 0))
     if status.kind == "cross_encoder":
-        st.success(f"Hybrid search reorders its pool with the cross-encoder. {status.detail}", icon=":material/target:")
+        st.success(f"**Hybrid search reorders its pool with the cross-encoder.** {status.detail}",
+                   icon=":material/target:")
     else:
-        st.info(f"Hybrid search runs without a cross-encoder. {status.detail}", icon=":material/info:")
+        st.info(f"**Hybrid search runs without a cross-encoder.** {status.detail.removeprefix('No cross-encoder: ')}",
+                icon=":material/info:")
 
     with st.form("cross_encoder_form", border=True):
         st.markdown("**Use a cross-encoder**")
@@ -71,9 +73,9 @@ def body() -> None:
             "once). Leave empty to use rank fusion of BM25 and embeddings instead."
         )
         name = st.text_input("Cross-encoder folder or hub name", value=prefs.cross_encoder_model, key="ce_name")
-        c1, c2 = st.columns(2)
-        save = c1.form_submit_button("Save and check", type="primary")
-        reset = c2.form_submit_button(f"Back to the default ({DEFAULT_CROSS_ENCODER_MODEL})")
+        buttons = st.container(horizontal=True)
+        save = buttons.form_submit_button("Save and check", type="primary")
+        reset = buttons.form_submit_button(f"Back to the default ({DEFAULT_CROSS_ENCODER_MODEL})")
     if save or reset:
         chosen = DEFAULT_CROSS_ENCODER_MODEL if reset else (name or "").strip()
         update_preferences(data_dir(), cross_encoder_model=chosen)

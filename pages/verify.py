@@ -36,9 +36,9 @@ from rag_core.compare import verify_quote  # noqa: E402
 RESULT_KEY = "verify_result"
 CONTEXT = 300
 VERDICTS = {
-    "exact": (":material/check_circle: Found word for word", st.success),
-    "normalized": (":material/check: Found after folding ligatures, hyphenation, spacing and quote marks", st.success),
-    "not_found": (":material/cancel: Not found word for word", st.warning),
+    "exact": (":material/check_circle:", st.success),
+    "normalized": (":material/check_circle:", st.success),
+    "not_found": (":material/help:", st.warning),
 }
 
 
@@ -91,8 +91,8 @@ def body() -> None:
         return
     if lib.version(name) != result["version"]:
         st.warning("The collection changed since this check: press Check again.")
-    title, box = VERDICTS.get(result["verdict"], (result["verdict"], st.info))
-    box(f"**{title}.** {result['message']}")
+    icon, box = VERDICTS.get(result["verdict"], (":material/help:", st.info))
+    box(result["message"], icon=icon)
     if result["hits"]:
         st.markdown(f"##### Where it occurs ({len(result['hits'])} place{'s' if len(result['hits']) != 1 else ''})")
         labels = []
@@ -115,7 +115,7 @@ def body() -> None:
                     facts.append(f"dense cosine {row['dense_cosine']:.3f}")
                 st.markdown(f"**#{row['rank']}** · {row['source']} · {page_note(row)}")
                 st.caption(" · ".join(facts))
-                passage_box(row["text"], result["quote"])
+                passage_box(row["text"], result["quote"], short=True)
         show_page(lib, name, result["closest"], labels, "verify_close_page")
     elif result["verdict"] == "not_found":
         st.info("No passage is close in meaning either: the collection may not cover this claim.")

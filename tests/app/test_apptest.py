@@ -171,7 +171,7 @@ def test_compare_shows_three_tables_with_scores_and_cosines(built_data_dir, monk
     assert tables["hybrid"][""].str.match(r"^[▲▼★=]").all(), "every hybrid row has a marker against TF-IDF"
     assert {"rank", "source", "page", "match"} <= set(tables["exact"].columns)
     assert len(tables["exact"]) >= 1
-    assert "Reranker:" in texts(at)
+    assert "Hybrid reranker:" in texts(at)
     # the passage view: whole passage with the query's words marked, and the page image
     passages = [m.value for m in at.markdown if 'class="rc-passage"' in m.value]
     assert passages and '<mark class="rc-term">' in passages[0]

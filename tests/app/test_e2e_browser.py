@@ -100,6 +100,9 @@ def test_browser_end_to_end(tmp_path):
                 expect(add).to_be_enabled()
                 t0 = time.monotonic()
                 add.click()
+                progress = page.locator('[data-testid="stProgress"]')
+                expect(progress).to_be_visible(timeout=30_000)
+                shot("2a-progress")
                 expect(page.get_by_text("Last upload: 2 of 2 file(s) added")).to_be_visible(timeout=180_000)
                 timings["upload"] = time.monotonic() - t0
                 no_exception()
@@ -129,7 +132,7 @@ def test_browser_end_to_end(tmp_path):
                     assert column in headers, f"column {column!r} missing from {headers}"
                 assert headers.count("score") >= 2 and headers.count("cosine") >= 2, headers
                 assert headers.count("rank") == 3 and headers.count("score type") == 3, headers
-                expect(page.get_by_text("Reranker:")).to_be_visible()
+                expect(page.get_by_text("Hybrid reranker:")).to_be_visible()
                 no_exception()
                 shot("3-compare")
 
@@ -153,6 +156,13 @@ def test_browser_end_to_end(tmp_path):
                 expect(page.locator(".rc-passage mark.rc-hit").first).to_be_visible()
                 no_exception()
                 shot("5-verify")
+
+                # 5. Settings: models, where they load from, the data folder.
+                page.get_by_role("link", name="Settings & about", exact=True).click()
+                expect(page.get_by_role("heading", name="Settings & about")).to_be_visible()
+                expect(page.get_by_text(str(tmp_path / "data")).first).to_be_visible()
+                no_exception()
+                shot("6-settings")
             finally:
                 browser.close()
     finally:

@@ -85,6 +85,8 @@ def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
             "rank": r["rank"], "source": r["source"], "page": page_text(r), "score type": "exact",
             "match": r["match"], "TF-IDF #": r.get("tfidf_list_rank"), "hybrid #": r.get("hybrid_list_rank"),
         } for r in rows], columns=columns)
+        for column in ("TF-IDF #", "hybrid #"):
+            frame[column] = frame[column].astype("Int64")  # empty, not "None", when absent
         return frame, config
     records = []
     for r in rows:
@@ -255,7 +257,9 @@ def show_passage(lib, name: str, result: dict, kind: str, row: dict, stale: bool
     with left:
         st.markdown(f"**{LIST_TITLES[kind]} #{row['rank']}** · {row['source']} · {page_note(row)}")
         if kind != "exact":
-            facts = [f"{row['score_type']} score {row['score']:.4f}", f"TF-IDF cosine {row['cosine']:.3f}"]
+            facts = [f"{row['score_type']} score {row['score']:.4f}"]
+            if row["score_type"] != "cosine":
+                facts.append(f"TF-IDF cosine {row['cosine']:.3f}")
             if row.get("dense_cosine") is not None:
                 facts.append(f"dense cosine {row['dense_cosine']:.3f}")
             if row.get("first_stage_ranks"):

@@ -94,40 +94,46 @@ def body() -> None:
     icon, box = VERDICTS.get(result["verdict"], (":material/help:", st.info))
     box(result["message"], icon=icon)
     if result["hits"]:
-        st.markdown(f"##### Where it occurs ({len(result['hits'])} place{'s' if len(result['hits']) != 1 else ''})")
+        n_hits = len(result["hits"])
+        st.markdown(f"##### Where it occurs ({n_hits} place{'s' if n_hits != 1 else ''})")
+        left, right = st.columns([3, 2], gap="large")
         labels = []
-        for n, hit in enumerate(result["hits"], start=1):
-            labels.append(f"#{n} — {hit['source']}, {page_note(hit)}")
-            with st.container(border=True):
-                st.markdown(f"**#{n}** · {hit['source']} · {page_note(hit)}")
-                passage_box(hit["snippet"], "", snippet_span(hit))
-        show_page(lib, name, result["hits"], labels, "verify_hit_page")
+        with left:
+            for n, hit in enumerate(result["hits"], start=1):
+                labels.append(f"#{n} — {hit['source']}, {page_note(hit)}")
+                with st.container(border=True):
+                    st.markdown(f"**#{n}** · {hit['source']} · {page_note(hit)}")
+                    passage_box(hit["snippet"], "", snippet_span(hit))
+        with right:
+            show_page(lib, name, result["hits"], labels, "verify_hit_page")
     if result["closest"]:
         st.markdown("##### Closest passages by meaning")
         if result.get("reranker_detail"):
             st.caption(f"Ordered by: {result['reranker_detail']}")
+        left, right = st.columns([3, 2], gap="large")
         labels = []
-        for row in result["closest"]:
-            labels.append(f"#{row['rank']} — {row['source']}, {page_note(row)}")
-            with st.container(border=True):
-                facts = [f"{row['score_type']} {row['score']:.4f}", f"TF-IDF cosine {row['cosine']:.3f}"]
-                if row.get("dense_cosine") is not None:
-                    facts.append(f"dense cosine {row['dense_cosine']:.3f}")
-                st.markdown(f"**#{row['rank']}** · {row['source']} · {page_note(row)}")
-                st.caption(" · ".join(facts))
-                passage_box(row["text"], result["quote"], short=True)
-        show_page(lib, name, result["closest"], labels, "verify_close_page")
+        with left:
+            for row in result["closest"]:
+                labels.append(f"#{row['rank']} — {row['source']}, {page_note(row)}")
+                with st.container(border=True):
+                    facts = [f"{row['score_type']} {row['score']:.4f}", f"TF-IDF cosine {row['cosine']:.3f}"]
+                    if row.get("dense_cosine") is not None:
+                        facts.append(f"dense cosine {row['dense_cosine']:.3f}")
+                    st.markdown(f"**#{row['rank']}** · {row['source']} · {page_note(row)}")
+                    st.caption(" · ".join(facts))
+                    passage_box(row["text"], result["quote"], short=True)
+        with right:
+            show_page(lib, name, result["closest"], labels, "verify_close_page")
     elif result["verdict"] == "not_found":
         st.info("No passage is close in meaning either: the collection may not cover this claim.")
 
 
 def show_page(lib, name: str, rows: list[dict], labels: list[str], key: str) -> None:
-    with st.expander("Show the PDF page", expanded=False):
-        choice = st.selectbox("Page of", labels, key=key)
-        row = rows[labels.index(choice)]
-        png = page_image(lib, name, row.get("doc_id") or row["source"], row.get("page_start") or row.get("page"))
-        if png:
-            st.image(png, caption=choice, width=700)
+    choice = st.selectbox("Show the PDF page of", labels, key=key)
+    row = rows[labels.index(choice)]
+    png = page_image(lib, name, row.get("doc_id") or row["source"], row.get("page_start") or row.get("page"))
+    if png:
+        st.image(png, caption=choice, width="stretch")
 
 
 run_page(body)

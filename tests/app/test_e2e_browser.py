@@ -80,8 +80,11 @@ def test_browser_end_to_end(tmp_path):
                 expect = sync_api.expect
 
                 def shot(name: str) -> None:
-                    page.wait_for_timeout(400)
-                    page.screenshot(path=str(SHOTS / f"e2e-{name}.png"), full_page=True)
+                    # Streamlit scrolls inside its own container, so a tall window shows the whole page.
+                    page.set_viewport_size({"width": 1680, "height": 2400})
+                    page.wait_for_timeout(800)
+                    page.screenshot(path=str(SHOTS / f"e2e-{name}.png"))
+                    page.set_viewport_size({"width": 1680, "height": 1050})
 
                 def no_exception() -> None:
                     assert page.locator('[data-testid="stException"]').count() == 0, "a traceback reached the page"

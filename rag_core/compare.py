@@ -87,8 +87,13 @@ def compare(
     except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
         exact, exact_error = [], str(exc)
     timings["exact"] = (time.perf_counter() - t0) * 1000
+    cosines = index.tfidf_scores(query) if exact else None
     for rank, hit in enumerate(exact, start=1):
-        hit["rank"] = rank
+        chunk = index.chunks[hit["chunk_index"]]
+        # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
+        # TF-IDF cosine to the query, as in the other two lists.
+        hit.update(rank=rank, score=1.0, score_type="exact", cosine=float(cosines[hit["chunk_index"]]),
+                   doc_id=chunk.get("doc_id"))
 
     tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}
     hybrid_ranks = {r["chunk_index"]: r["rank"] for r in hybrid}

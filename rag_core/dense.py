@@ -72,7 +72,9 @@ def encode_passages(
     tokenizer = getattr(model, "tokenizer", None)
     limit = _token_limit(model)
     # Work in slices so progress can be reported; sentence-transformers sorts each slice by length.
-    slice_size = max(batch_size * 8, 64)
+    # Small slices for small inputs, so a progress bar moves; each slice is length-sorted
+    # by sentence-transformers, so larger slices pad less on big ingests.
+    slice_size = min(max(batch_size * 8, 64), max(batch_size, len(texts) // 20))
     for begin in range(0, len(texts), slice_size):
         part = list(texts[begin : begin + slice_size])
         if long_text == "windows" and tokenizer is not None:

@@ -162,6 +162,7 @@ class CollectionInfo:
     created: float
     updated: float
     version: str | None
+    error: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -291,12 +292,14 @@ class Library:
         )
 
     def list(self) -> list[CollectionInfo]:
+        """Every collection; a damaged one is listed with ``error`` set, so it can be deleted."""
         infos = []
         for name in self.names():
             try:
                 infos.append(self.info(name))
-            except CollectionError:
-                continue
+            except CollectionError as exc:
+                infos.append(CollectionInfo(name, 0, 0, 0, CHUNK_SIZE_CHARS, CHUNK_OVERLAP_CHARS, "", 0.0, 0.0,
+                                            None, error=str(exc)))
         return infos
 
     def load_index(self, name: str) -> RagIndex | None:

@@ -126,6 +126,11 @@ def test_damaged_collection_gives_a_clear_error(library, pdf_dir):
     (library.root / "collections" / "c" / "versions" / version / "tfidf_idf.npy").write_bytes(b"junk")
     with pytest.raises(CollectionError, match="damaged"):
         library.load_index("c")
+    (library.root / "collections" / "c" / "versions" / version / "documents.json").write_text("{oops")
+    [info] = library.list()  # still listed, with what is wrong, so it can be deleted
+    assert info.name == "c" and "damaged" in info.error
+    library.delete("c")
+    assert library.list() == []
 
 
 KILLER = textwrap.dedent("""

@@ -89,6 +89,8 @@ def test_compare_cross_references_the_lists(index):
                                        else "same")
     assert all(r["movement"] == "same" for r in result.tfidf)
     assert result.exact and all(" ".join(h["match"].split()).lower() == "passage retrieval" for h in result.exact)
+    for hit in result.exact:  # score and cosine next to each other, as in the ranked lists
+        assert hit["score_type"] == "exact" and hit["cosine"] > 0 and hit["doc_id"]
     assert result.reranker_kind == "fusion" and "cross-encoder" in result.reranker_detail.lower()
     assert set(result.timings_ms) == {"tfidf", "hybrid", "exact"}
 

@@ -110,18 +110,26 @@ _MATH_PI_BRACKETS = {"20849": "(", "20850": ")", "20851": "[", "20852": "]"}
 _MATH_PI_BRACKET_RE = re.compile(r"/H(20849|20850|20851|20852)")
 # A letter, a soft hyphen, a line break, and the rest of the word on the next line.
 _SOFT_HYPHEN_BREAK_RE = re.compile(r"([^\W\d_])\u00ad[ \t]*\n[ \t]*([^\W\d_]\S*)[ \t]*(\n?)")
-# A letter, a hyphen at the end of a line, and a word on the next line.
-_HYPHEN_BREAK_RE = re.compile(r"([^\W\d_])[-\u2010][ \t]*\n[ \t]*([^\W\d_]\S*)[ \t]*(\n?)")
+# A word ending in a letter and a hyphen at the end of a line, and a word on the next line.
+_HYPHEN_BREAK_RE = re.compile(r"(\S*?)([^\W\d_])[-\u2010][ \t]*\n[ \t]*([^\W\d_]\S*)[ \t]*(\n?)")
 
 
-def _join_broken_word(match: re.Match, *, only_lowercase: bool) -> str:
+def _join_broken_word(match: re.Match) -> str:
     head, tail, newline = match.group(1), match.group(2), match.group(3)
-    if only_lowercase and not tail[0].islower():
-        return match.group(0)
     # Move the end of the word up to the first line and keep the line break after it,
     # so the number of lines stays the same.
     at_end = match.end() == len(match.string)
     return head + tail + ("" if at_end and not newline else "\n")
+
+
+def _join_hyphen_break(match: re.Match) -> str:
+    prefix, letter, tail, newline = match.groups()
+    if not tail[0].islower():
+        return match.group(0)
+    # A compound already hyphenated before the break ("left-to-" + "right") keeps its hyphen.
+    hyphen = "-" if ("-" in prefix or "\u2010" in prefix) else ""
+    at_end = match.end() == len(match.string)
+    return prefix + letter + hyphen + tail + ("" if at_end and not newline else "\n")
 
 
 def clean_extracted_text(text: str) -> str:
@@ -149,9 +157,9 @@ def clean_extracted_text(text: str) -> str:
         text = _MATH_PI_BRACKET_RE.sub(lambda m: _MATH_PI_BRACKETS[m.group(1)], text)
     text = _SPACES_RE.sub(" ", text)
     text = _TRAILING_SPACE_RE.sub("", text)
-    text = _SOFT_HYPHEN_BREAK_RE.sub(lambda m: _join_broken_word(m, only_lowercase=False), text)
+    text = _SOFT_HYPHEN_BREAK_RE.sub(_join_broken_word, text)
     text = text.replace("\u00ad", "")
-    text = _HYPHEN_BREAK_RE.sub(lambda m: _join_broken_word(m, only_lowercase=True), text)
+    text = _HYPHEN_BREAK_RE.sub(_join_hyphen_break, text)
     text = _MANY_NEWLINES_RE.sub("\n\n", text)
     return text.strip()
 

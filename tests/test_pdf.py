@@ -278,6 +278,7 @@ def test_apl_file_really_is_noisy_without_the_guard(caplog):
         ("from 1990-\n2000 on", "from 1990-\n2000 on"),
         ("type A-\n2 and 3-\nfold", "type A-\n2 and 3-\nfold"),
         ("state-of-the-\nArt methods", "state-of-the-\nArt methods"),
+        ("a left-to-\nright model", "a left-to-right\nmodel"),  # a compound keeps its hyphen
         ("pre\u00ad\nviously shown", "previously\nshown"),
         ("soft\u00adhyphen", "softhyphen"),
         ("a  b\t\tc\u00a0\u00a0d", "a b c d"),

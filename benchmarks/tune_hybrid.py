@@ -98,19 +98,31 @@ def fusion_stage(ev: Evaluator, scores: dict[str, np.ndarray], configs: list[dic
 
 
 def fusion_configs(pools, quick: bool = False) -> list[dict]:
+    """The grid. TF-IDF's top ``pool`` is always in the pool, as in ``search()`` (the
+    contract's pool is TF-IDF UNION dense); a TF-IDF weight of 0 leaves it out of the scores."""
     configs = []
+    lists = ["tfidf", "bm25", "dense"]
     for pool in pools:
-        for with_tfidf in (False, True):
-            lists = ["tfidf", "bm25", "dense"] if with_tfidf else ["bm25", "dense"]
-            tfidf_ws = (0.0,) if not with_tfidf else (0.25, 0.5)
-            for wt in tfidf_ws:
-                for wb, wd in ((1, 1), (1, 1.5), (1.5, 1), (1, 2), (2, 1)):
-                    w = {"tfidf": wt, "bm25": wb, "dense": wd}
-                    for k in (10, 30, 60):
-                        configs.append({"pool": pool, "lists": lists, "kind": "rrf", "rrf_k": k, "weights": w})
-                    for kind in ("minmax", "zscore"):
-                        configs.append({"pool": pool, "lists": lists, "kind": kind, "weights": w})
+        for wt in (0.0, 0.25, 0.5):
+            for wb, wd in ((1, 1), (1, 1.5), (1.5, 1), (1, 2), (2, 1)):
+                w = {"tfidf": wt, "bm25": wb, "dense": wd}
+                for k in (10, 60):
+                    configs.append({"pool": pool, "lists": lists, "kind": "rrf", "rrf_k": k, "weights": w})
+                for kind in ("minmax", "zscore"):
+                    configs.append({"pool": pool, "lists": lists, "kind": kind, "weights": w})
     return configs
+
+
+def check_configs() -> list[dict]:
+    """The old default (RRF k=60, pool 50) against the chosen one and its neighbours."""
+    lists = ["tfidf", "bm25", "dense"]
+    w = {"tfidf": 0.0, "bm25": 1.0, "dense": 1.0}
+    out = [{"pool": 50, "lists": lists, "kind": "rrf", "rrf_k": 60, "weights": w},
+           {"pool": 30, "lists": lists, "kind": "rrf", "rrf_k": 60, "weights": w}]
+    for pool in (30, 50):
+        for kind in ("minmax", "zscore"):
+            out.append({"pool": pool, "lists": lists, "kind": kind, "weights": w})
+    return out
 
 
 def main(argv=None) -> int:
@@ -123,6 +135,8 @@ def main(argv=None) -> int:
     p.add_argument("--long-text", default="windows")
     p.add_argument("--pools", default="20,50,100")
     p.add_argument("--out", default=None, help="write all rows as JSON here")
+    p.add_argument("--grid", choices=("full", "check"), default="full",
+                   help="check: old default vs chosen fusion only (for a second dataset)")
     args = p.parse_args(argv)
     ds = load_beir(args.dataset, args.split)
     started = time.perf_counter()
@@ -134,7 +148,9 @@ def main(argv=None) -> int:
         ev = Evaluator(ds, title_mode=args.title_mode, long_text=args.long_text, progress=log)
         scores = first_stage_scores(ev)
         log(f"first-stage scores ready in {time.perf_counter() - started:.0f}s")
-        rows = fusion_stage(ev, scores, fusion_configs([int(x) for x in args.pools.split(",")]))
+        configs = (check_configs() if args.grid == "check"
+                   else fusion_configs([int(x) for x in args.pools.split(",")]))
+        rows = fusion_stage(ev, scores, configs)
         best = max(rows, key=lambda r: r["ndcg@10"])
     print("BEST", json.dumps(best))
     if args.out:

@@ -300,7 +300,29 @@ def cached_embeddings(
             rate = done / max(time.perf_counter() - started, 1e-9)
             progress(f"embedding chunks: {done:,}/{total:,} ({rate:.0f} chunks/s)")
 
-    vectors = encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=report)
+    texts = [c["text"] for c in chunks]
+    # "windows" and "truncate" differ only for chunks longer than the model's window:
+    # when the other mode is cached, encode just those.
+    other = "truncate" if long_text == "windows" else "windows"
+    other_key = hashlib.sha256(
+        f"{_chunks_hash(chunks)}|{embedding_model}|{other}|{tag}".encode()
+    ).hexdigest()[:24]
+    other_path = _cache_dir() / f"emb-{other_key}.npy"
+    tokenizer = getattr(model, "tokenizer", None)
+    if other_path.is_file() and tokenizer is not None:
+        from .dense import _token_limit
+
+        vectors = np.load(other_path, allow_pickle=False).copy()
+        limit = _token_limit(model)
+        lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=False, truncation=False)["input_ids"]]
+        long_idx = [i for i, n in enumerate(lengths) if n > limit]
+        if progress is not None:
+            progress(f"reusing {other} embeddings; re-encoding the {len(long_idx):,} chunks over {limit} word pieces")
+        if long_idx:
+            vectors[long_idx] = encode_passages(model, [texts[i] for i in long_idx], long_text=long_text,
+                                                progress=report)
+    else:
+        vectors = encode_passages(model, texts, long_text=long_text, progress=report)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, vectors, allow_pickle=False)

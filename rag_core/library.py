@@ -39,7 +39,8 @@ from .settings import (
     MAX_COLLECTION_NAME_LENGTH,
     default_data_dir,
 )
-from .store import IndexFormatError, load_index, write_index_files, write_json_atomic
+from .atomic import write_bytes_atomic, write_json_atomic
+from .store import IndexFormatError, load_index, write_index_files
 
 COLLECTION_FORMAT = "rag_core.collection"
 COLLECTION_FORMAT_VERSION = 1
@@ -516,7 +517,7 @@ class Library:
                 emit("index", len(files), None, len(new_chunks), len(new_chunks))
                 (path / "files").mkdir(exist_ok=True)
                 for target, data in pending_files:
-                    _write_bytes_atomic(target, data)
+                    write_bytes_atomic(target, data)
                 all_embeddings = None
                 if new_embeddings is not None:
                     all_embeddings = new_embeddings if embeddings is None else np.vstack([embeddings, new_embeddings])
@@ -555,15 +556,3 @@ class Library:
             lock.release()
         return [d["source"] for d in removed]
 
-
-def _write_bytes_atomic(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

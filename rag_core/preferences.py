@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from .atomic import write_json_atomic
 from .settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
@@ -86,16 +86,7 @@ def save_preferences(prefs: Preferences, data_dir: str | os.PathLike | None = No
                         embedding_model=str(prefs.embedding_model).strip() or DEFAULT_EMBEDDING_MODEL)
     path = preferences_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".preferences.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(prefs.to_dict(), handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(path, prefs.to_dict())
     return path
 
 

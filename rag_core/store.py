@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .atomic import write_json_atomic  # noqa: F401  (re-exported for callers)
 from .index import RagIndex
 from .lexical import BM25Index, tfidf_from_state, tfidf_state
 
@@ -39,21 +40,6 @@ class IndexFormatError(ValueError):
 
 class UnsafeIndexError(IndexFormatError):
     """An old-format folder that can only be read by unpickling, which was not allowed."""
-
-
-def write_json_atomic(path: Path, data) -> None:
-    """Write JSON to ``path`` through a temporary file and an atomic rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, indent=1)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_index_files(index: RagIndex, folder: Path) -> None:

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from .conftest import COLLECTION, REPO, small_pdfs
+from .conftest import REPO, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

@@ -476,7 +476,8 @@ def evaluate(
         if method == "hybrid_ce":
             why = cross_encoder_unavailable(ce_model)
             if why:
-                results[method] = {"skipped": f"no cross-encoder available: {why}"}
+                why = why.split(" Ordered by ")[0]
+                results[method] = {"skipped": why}
                 if progress:
                     progress(f"hybrid_ce skipped: {why}")
                 continue

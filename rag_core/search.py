@@ -151,6 +151,9 @@ def fuse_candidates(
     if kind not in FUSIONS:
         raise ValueError(f"fusion must be one of {FUSIONS}, got {kind!r}")
     weights = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
+    if not any(weights.get(name, 0.0) for name in ranks):
+        # e.g. no embeddings and no BM25: only TF-IDF, weighted 0 by default; rank by it.
+        weights = {name: 1.0 for name in ranks}
     if kind == "rrf":
         return {
             i: sum(weights.get(name, 0.0) / (rrf_k + rank[i]) for name, rank in ranks.items() if i in rank)

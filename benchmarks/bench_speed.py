@@ -156,7 +156,7 @@ def one_size(n: int, with_ce: bool) -> dict:
 
     queries = list(load_beir(DATA / QUERY_DATASET).queries.values())[:N_QUERIES]
     from rag_core.exact import search_exact
-    from rag_core.search import search, search_dense, search_lexical
+    from rag_core.retrieval import search, search_dense, search_lexical
 
     lat = {}
     lat["tfidf"] = timed(lambda q: search_lexical(q, index, 10, method="tfidf"), queries)

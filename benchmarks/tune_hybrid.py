@@ -5,7 +5,7 @@
 
 ``lexical``: BM25 k1/b and title handling. ``fusion``: pool size, fusion kind (RRF k,
 min-max, z-score), list weights, TF-IDF in the fusion or not. The fusion stage calls
-``rag_core.search.pool_candidates`` and ``fuse_candidates``, the functions ``search()``
+``rag_core.retrieval.pool_candidates`` and ``fuse_candidates``, the functions ``search()``
 itself uses, on first-stage scores computed once per query. Dense embeddings come from
 the evaluation cache (computed on first use).
 """
@@ -73,7 +73,7 @@ def first_stage_scores(ev: Evaluator) -> dict[str, np.ndarray]:
 
 
 def fusion_stage(ev: Evaluator, scores: dict[str, np.ndarray], configs: list[dict]) -> list[dict]:
-    from rag_core.search import fuse_candidates, pool_candidates
+    from rag_core.retrieval import fuse_candidates, pool_candidates
 
     rows = []
     n = len(ev.query_ids)

@@ -35,7 +35,7 @@ from pages._ui import (  # noqa: E402
     run_page,
     warm_bi_encoder,
 )
-from rag_core.compare import compare  # noqa: E402
+from rag_core.comparison import compare  # noqa: E402
 from rag_core.settings import DEFAULT_POOL  # noqa: E402
 
 RESULT_KEY = "cmp_result"
@@ -70,6 +70,7 @@ def list_frame(kind: str, rows: list[dict]) -> tuple[pd.DataFrame, dict]:
         "page": text(width=44, help="Page(s) of the PDF file"),
         "score": NUM(format="%.4f", width=58, help="The list's own ordering score (see score type)"),
         "score type": text(width=56, help="cosine: TF-IDF cosine · rerank: cross-encoder score · "
+                                          "fused: BM25 + embedding scores, min-max normalised · "
                                           "rrf: reciprocal rank fusion · exact: text match"),
         "cosine": NUM(format="%.3f", width=50, help="TF-IDF cosine of the passage to the question"),
         "dense cosine": NUM(format="%.3f", width=60,
@@ -209,7 +210,7 @@ def show_results(lib) -> None:
     headers = {
         "tfidf": ("TF-IDF", "Lexical: TF-IDF cosine of words and word pairs."),
         "hybrid": ("Hybrid", "BM25 + embedding pool, " + ("reordered by the cross-encoder." if cross else
-                                                          "fused by rank (no cross-encoder, see above).")),
+                                                          "fused (no cross-encoder, see above).")),
         "exact": ("Exact", f"Where {exact_what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')})."),
     }
     for col, kind in zip(cols, ("tfidf", "hybrid", "exact")):

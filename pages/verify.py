@@ -31,7 +31,7 @@ from pages._ui import (  # noqa: E402
     run_page,
     warm_bi_encoder,
 )
-from rag_core.compare import verify_quote  # noqa: E402
+from rag_core.comparison import verify_quote  # noqa: E402
 
 RESULT_KEY = "verify_result"
 CONTEXT = 300

@@ -123,7 +123,7 @@ def _print_rows(rows: list[dict], mode: str) -> None:
 
 def cmd_search(args) -> int:
     from .exact import search_exact
-    from .search import search, search_dense, search_lexical
+    from .retrieval import search, search_dense, search_lexical
 
     library = _library(args)
     index = library.load_index(args.collection)

@@ -9,7 +9,7 @@ chunk: documents are ordered by the first (best) of their chunks in the method's
 ranking. Where a query id is also a document id (ArguAna), that document is dropped
 from the query's ranking, as BEIR does (``ignore_identical_ids``).
 
-Methods: ``tfidf``, ``bm25``, ``dense``, ``hybrid`` (``rag_core.search.search`` with
+Methods: ``tfidf``, ``bm25``, ``dense``, ``hybrid`` (``rag_core.retrieval.search`` with
 ``rerank=True`` and no cross-encoder: the fusion path, i.e. what the app does when no
 cross-encoder can be loaded), ``hybrid_ce`` (the same pool read by the cross-encoder;
 skipped with a message when none can be loaded) and ``mmr`` (maximal marginal relevance,
@@ -403,7 +403,7 @@ class Evaluator:
                  pool: int | None = None) -> dict[str, list[str]]:
         """Each query's documents, best first, as ``method`` ranks them."""
         from .lexical import top_k as best
-        from .search import search
+        from .retrieval import search
         from .settings import DEFAULT_POOL
 
         pool = DEFAULT_POOL if pool is None else pool
@@ -437,7 +437,7 @@ class Evaluator:
 
 def cross_encoder_unavailable(model: str | None = None) -> str | None:
     """Why no cross-encoder can be loaded, or None when one can."""
-    from .search import cross_encoder_status
+    from .retrieval import cross_encoder_status
 
     status = cross_encoder_status(model or os.environ.get(CROSS_ENCODER_ENV) or DEFAULT_CROSS_ENCODER_MODEL)
     return None if status.reranker is not None else status.detail

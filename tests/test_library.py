@@ -17,7 +17,7 @@ from rag_core.library import (
     Library,
     validate_collection_name,
 )
-from rag_core.search import search
+from rag_core.retrieval import search
 from tests.conftest import REPO
 
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages

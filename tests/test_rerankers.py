@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rag_core import CrossEncoderReranker, DiversityReranker, NoopReranker, get_reranker, search
-from rag_core.search import cross_encoder_status, forget_rerankers
+from rag_core.retrieval import (
+    DEFAULT_FUSION,
+    FUSION_DESCRIPTIONS,
+    cross_encoder_status,
+    forget_rerankers,
+    fusion_score_type,
+)
 
 PASSAGES = [
     {"id": 1, "text": "Zero-noise extrapolation mitigates errors in short-depth circuits.", "score": 0.9},
@@ -71,5 +77,5 @@ def test_missing_cross_encoder_falls_back_and_says_why(worked_example_index, tmp
     assert status.kind == "fusion" and status.reranker is None
     assert "does not exist" in status.detail
     results = search("wormhole", worked_example_index, cross_encoder_model=str(tmp_path / "no-such-model"))
-    assert results and all(r["score_type"] == "rrf" for r in results)
-    assert all("reciprocal rank fusion" in r["reranker_detail"] for r in results)
+    assert results and all(r["score_type"] == fusion_score_type() for r in results)
+    assert all(FUSION_DESCRIPTIONS[DEFAULT_FUSION] in r["reranker_detail"] for r in results)

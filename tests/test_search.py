@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_core import search, search_dense, search_lexical
-from rag_core.compare import compare, verify_quote
+from rag_core.comparison import compare, verify_quote
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 CMB = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .exact import search_exact
 from .index import RagIndex
-from .search import check_query, cross_encoder_status, search
+from .retrieval import check_query, cross_encoder_status, search
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
 
 

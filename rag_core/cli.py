@@ -223,7 +223,12 @@ def cmd_eval(args) -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
         raise UsageError("--methods is empty")
-    results = evaluate(args.dataset, methods=methods, split=args.split)
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"[eval] {message}", file=sys.stderr, flush=True)
+
+    kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
+    results = evaluate(args.dataset, methods=methods, split=args.split, progress=progress, **kwargs)
     print(json.dumps(results, indent=1) if args.json else format_table(results))
     return EXIT_OK
 
@@ -284,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dataset", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
     p.add_argument("--methods", default="tfidf,bm25,dense,hybrid")
     p.add_argument("--split", choices=("test", "train", "dev"), default="test")
+    p.add_argument("--cross-encoder", help="cross-encoder name or local folder (method hybrid_ce)")
+    p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
     return parser

@@ -58,6 +58,7 @@ def main() -> None:
             expect(page.get_by_text("Last upload:")).to_be_visible(timeout=1_800_000)
             upload = time.monotonic() - t0
             summary = page.get_by_text("Last upload:").inner_text()
+            print(f"{len(pdfs)} PDFs uploaded in the app in {upload:.1f} s ({summary.strip()})", flush=True)
             page.screenshot(path=str(SHOTS / "bench-all-uploaded.png"))
             page.get_by_role("link", name="Compare", exact=True).click()
             times = []
@@ -67,14 +68,14 @@ def main() -> None:
                 t0 = time.monotonic()
                 page.get_by_role("button", name="Compare", exact=True).click()
                 expect(page.get_by_text(f"Results for “{query}”")).to_be_visible(timeout=180_000)
-                expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(3, timeout=180_000)
+                # the exact column has no table when the question is nowhere word for word
+                expect(page.locator('[data-testid="stDataFrame"]').nth(1)).to_be_visible(timeout=180_000)
                 times.append(time.monotonic() - t0)
             page.screenshot(path=str(SHOTS / "bench-all-compare.png"))
             browser.close()
     finally:
         server.terminate()
         server.wait(15)
-    print(f"{len(pdfs)} PDFs uploaded in the app in {upload:.1f} s ({summary.strip()})")
     print("one comparison, click to three tables: " + ", ".join(f"{t:.2f} s" for t in times))
 
 

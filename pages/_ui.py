@@ -32,6 +32,17 @@ ACTIVE_KEY = "active_collection"  # plain session state (not a widget key): surv
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 
 
+def hand_over_to_app() -> None:
+    """On a first visit straight to a page's URL, Streamlit runs the file as an old-style
+    ``pages/`` page; hand over to app.py, whose st.navigation sets up the menu, the wide
+    layout and this page (``uses_pages_directory`` is Streamlit-internal)."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 # ---------------------------------------------------------------- data folder and caches
 
 

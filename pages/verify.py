@@ -5,18 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = str(Path(__file__).resolve().parents[1])  # the repo root: pages._ui and rag_core import from it
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
-from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from pages._ui import hand_over_to_app  # noqa: E402
 
-if PagesManager.uses_pages_directory:
-    # Streamlit ran this file as an old-style "pages/" page (a first visit straight to its URL):
-    # hand over to app.py, whose st.navigation sets up the menu, the wide layout and this page.
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+hand_over_to_app()  # before the page's own imports and widgets
 
 from pages._ui import (  # noqa: E402
     PAGE_COLLECTIONS,

@@ -73,7 +73,8 @@ def first_stage_scores(ev: Evaluator) -> dict[str, np.ndarray]:
 
 
 def fusion_stage(ev: Evaluator, scores: dict[str, np.ndarray], configs: list[dict]) -> list[dict]:
-    from rag_core.retrieval import fuse_candidates, pool_candidates
+    from rag_core.fusion import fuse_candidates
+    from rag_core.retrieval import pool_candidates
 
     rows = []
     n = len(ev.query_ids)

@@ -49,17 +49,18 @@ def _progress_bar(enabled: bool):
         return None, None
     from tqdm import tqdm
 
-    bar = tqdm(total=1000, unit="", bar_format="{l_bar}{bar}| {postfix}", file=sys.stderr, leave=False)
+    bar = tqdm(total=1000, bar_format="{percentage:3.0f}% |{bar:30}| {desc}", file=sys.stderr, leave=False)
 
     def update(event):
         bar.n = int(event.fraction * 1000)
-        where = event.current_file or ""
+        parts = [f"{event.stage}: {event.files_done}/{event.files_total} files"]
         if event.stage == "embed":
-            where = f"embedding {event.chunks_done}/{event.chunks_total} chunks"
-        eta = f", {event.eta_s:.0f} s left" if event.eta_s is not None else ""
-        bar.set_description(f"{event.stage:7s}")
-        bar.set_postfix_str(f"{event.files_done}/{event.files_total} files {where}{eta}"[:90])
-        bar.refresh()
+            parts.append(f"embedding {event.chunks_done}/{event.chunks_total} chunks")
+        elif event.current_file:
+            parts.append(event.current_file)
+        if event.eta_s is not None:
+            parts.append(f"{event.eta_s:.0f} s left")
+        bar.set_description_str(", ".join(parts)[:100], refresh=True)
 
     return update, bar
 

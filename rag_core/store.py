@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle  # only for its error type; nothing is unpickled here
 import shutil
 import tempfile
 from pathlib import Path
@@ -128,9 +129,14 @@ def load_index(index_dir: str | os.PathLike, *, trust_pickle: bool = False, mmap
                     "from the files. If you made it yourself, load it with "
                     "load_index(path, trust_pickle=True) and save it again in the new format."
                 )
-            from .legacy import load_legacy_index
+            from .legacy import LegacyPickleError, load_legacy_index
 
-            return load_legacy_index(folder)
+            try:
+                return load_legacy_index(folder)
+            except LegacyPickleError as exc:
+                raise UnsafeIndexError(f"{folder}: {exc}.") from None
+            except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError, AttributeError) as exc:
+                raise IndexFormatError(f"The old-format index at {folder} is damaged: {exc}") from None
         raise IndexFormatError(f"{folder} has no manifest.json: not a rag_core index, or a damaged one.")
     manifest = _read_manifest(folder)
     try:

@@ -78,6 +78,17 @@ def warm_bi_encoder(name: str):
     return load_bi_encoder(name)
 
 
+def searchable_index(name: str):
+    """The collection's index with its embedding model loaded, or None (after saying so)."""
+    index = load_index(name)
+    if index is None:
+        st.info("This collection has no searchable passages yet. Add PDFs on the Collections page.")
+        return None
+    if index.embeddings is not None:
+        warm_bi_encoder(index.embedding_model)
+    return index
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def page_png(pdf_path: str, page: int, mtime: float, scale: float = 1.4) -> bytes:
     from rag_core.pdf import render_page_png

@@ -29,7 +29,7 @@ from pages._ui import (  # noqa: E402
     pick_collection,
     preferences,
     run_page,
-    warm_bi_encoder,
+    searchable_index,
 )
 from rag_core.comparison import compare  # noqa: E402
 from rag_core.settings import DEFAULT_POOL  # noqa: E402
@@ -155,13 +155,10 @@ def controls(lib) -> None:
         if not (query or "").strip():
             st.warning("Type a question, a claim or some key words first.")
             return
-        index = load_index(name)
+        index = searchable_index(name)
         if index is None:
-            st.info("This collection has no searchable passages yet. Add PDFs on the Collections page.")
             return
         prefs = preferences()
-        if index.embeddings is not None:
-            warm_bi_encoder(index.embedding_model)
         with st.spinner("Searching three ways…"):
             result = compare(query, index, top=int(top), pool=int(pool), exact_mode=mode,
                              exact_query=(phrase or "").strip() or None,

@@ -18,14 +18,13 @@ from pages._ui import (  # noqa: E402
     PAGE_COLLECTIONS,
     library,
     link,
-    load_index,
     page_image,
     page_note,
     passage_box,
     pick_collection,
     preferences,
     run_page,
-    warm_bi_encoder,
+    searchable_index,
 )
 from rag_core.comparison import verify_quote  # noqa: E402
 
@@ -71,12 +70,9 @@ def body() -> None:
         if not (quote or "").strip():
             st.warning("Paste a quote or type a claim first.")
             return
-        index = load_index(name)
+        index = searchable_index(name)
         if index is None:
-            st.info("This collection has no searchable passages yet. Add PDFs on the Collections page.")
             return
-        if index.embeddings is not None:
-            warm_bi_encoder(index.embedding_model)
         with st.spinner("Checking…"):
             check = verify_quote(quote, index, sources=None if source == "All documents" else [source],
                                  context=CONTEXT, cross_encoder_model=preferences().cross_encoder_model)

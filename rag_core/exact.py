@@ -30,6 +30,7 @@ from collections.abc import Collection, Sequence
 import re2
 
 from .chunking import page_at
+from .errors import RagCoreError
 
 __all__ = [
     "ExactSearchError",
@@ -50,7 +51,7 @@ _RE2_MAX_MEM = 64 << 20
 _CACHE_SIZE = 2
 
 
-class ExactSearchError(ValueError):
+class ExactSearchError(RagCoreError):
     """The pattern is empty, too long, invalid, or uses syntax RE2 does not support."""
 
 

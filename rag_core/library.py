@@ -40,6 +40,12 @@ from .settings import (
     default_data_dir,
 )
 from .atomic import write_bytes_atomic, write_json_atomic
+from .errors import (  # noqa: F401  (re-exported)
+    CollectionBusyError,
+    CollectionError,
+    CollectionExistsError,
+    CollectionNotFoundError,
+)
 from .store import IndexFormatError, load_index, write_index_files
 
 COLLECTION_FORMAT = "rag_core.collection"
@@ -49,20 +55,6 @@ _NAME_RE = re.compile(r"^[^\W_][\w .()+\-]*$")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
 
-class CollectionError(ValueError):
-    """A collection operation that cannot be done; the message says why and what to do."""
-
-
-class CollectionNotFoundError(CollectionError):
-    pass
-
-
-class CollectionExistsError(CollectionError):
-    pass
-
-
-class CollectionBusyError(CollectionError):
-    pass
 
 
 def validate_collection_name(name: str) -> str:

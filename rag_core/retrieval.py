@@ -18,6 +18,7 @@ from .fusion import (  # noqa: F401  (re-exported: the hybrid defaults are read 
     fuse_candidates,
     fusion_score_type,
 )
+from .errors import QueryError
 from .index import RagIndex
 from .lexical import top_k
 from .models import ModelUnavailableError, resolve_model
@@ -25,15 +26,17 @@ from .rerankers.cross_encoder import CrossEncoderReranker
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEFAULT_POOL, MAX_QUERY_CHARS
 
 LEXICAL_METHODS = ("tfidf", "bm25")
+
+
 def check_query(query: str) -> str:
     """The stripped query, or ``ValueError`` with what to do instead."""
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, got {type(query).__name__}")
     stripped = query.strip()
     if not stripped:
-        raise ValueError("The query is empty: type a question, a claim or some key words.")
+        raise QueryError("The query is empty: type a question, a claim or some key words.")
     if len(stripped) > MAX_QUERY_CHARS:
-        raise ValueError(f"The query is {len(stripped):,} characters long; the limit is {MAX_QUERY_CHARS:,}.")
+        raise QueryError(f"The query is {len(stripped):,} characters long; the limit is {MAX_QUERY_CHARS:,}.")
     return stripped
 
 

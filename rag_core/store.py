@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .atomic import write_json_atomic  # noqa: F401  (re-exported for callers)
+from .errors import IndexFormatError, UnsafeIndexError  # noqa: F401  (re-exported)
 from .index import RagIndex
 from .lexical import BM25Index, tfidf_from_state, tfidf_state
 
@@ -35,12 +36,6 @@ FORMAT_VERSION = 1
 LEGACY_FILES = ("vectorizer.pkl", "matrix.pkl")
 
 
-class IndexFormatError(ValueError):
-    """An index folder is missing, damaged, or of an unknown format."""
-
-
-class UnsafeIndexError(IndexFormatError):
-    """An old-format folder that can only be read by unpickling, which was not allowed."""
 
 
 def write_index_files(index: RagIndex, folder: Path) -> None:

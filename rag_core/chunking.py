@@ -9,7 +9,7 @@ from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS
+from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
 PAGE_SEPARATOR = "\n\n"
 
@@ -23,14 +23,38 @@ class PageText:
     label: str | None = None
 
 
-def _check_sizes(chunk_size: int, overlap: int) -> int:
-    if int(chunk_size) <= 0:
+def validate_chunk_settings(chunk_size, overlap, *, collection: bool = False) -> tuple[int, int]:
+    """``(chunk_size, overlap)`` as ints, or ``ValueError`` saying what is allowed.
+
+    Any positive size with ``0 <= overlap < chunk_size`` can be chunked; a collection
+    (``collection=True``) also keeps the size between ``MIN_CHUNK_SIZE`` and
+    ``MAX_CHUNK_SIZE`` characters and the overlap at most half of it.
+    """
+    if isinstance(chunk_size, bool) or isinstance(overlap, bool):
+        raise ValueError(f"Chunk size and overlap must be whole numbers (got {chunk_size!r}, {overlap!r}).")
+    try:
+        size, lap = int(chunk_size), int(overlap)
+    except (TypeError, ValueError):
+        raise ValueError(f"Chunk size and overlap must be whole numbers (got {chunk_size!r}, {overlap!r}).") from None
+    if size != chunk_size or lap != overlap:
+        raise ValueError(f"Chunk size and overlap must be whole numbers (got {chunk_size!r}, {overlap!r}).")
+    if size <= 0:
         raise ValueError(f"chunk_size must be a positive number of characters, got {chunk_size!r}")
-    if int(overlap) < 0 or int(overlap) >= int(chunk_size):
-        raise ValueError(
-            f"overlap must be at least 0 and smaller than chunk_size ({chunk_size}), got {overlap!r}"
-        )
-    return int(chunk_size) - int(overlap)
+    if lap < 0 or lap >= size:
+        raise ValueError(f"overlap must be at least 0 and smaller than chunk_size ({size}), got {overlap!r}")
+    if collection:
+        if not MIN_CHUNK_SIZE <= size <= MAX_CHUNK_SIZE:
+            raise ValueError(
+                f"Chunk size must be between {MIN_CHUNK_SIZE:,} and {MAX_CHUNK_SIZE:,} characters (got {size:,})."
+            )
+        if lap > size // 2:
+            raise ValueError(f"Overlap must be between 0 and half the chunk size ({size // 2:,}), got {lap:,}.")
+    return size, lap
+
+
+def _check_sizes(chunk_size: int, overlap: int) -> int:
+    size, lap = validate_chunk_settings(chunk_size, overlap)
+    return size - lap
 
 
 def chunk_spans(length: int, chunk_size: int, overlap: int) -> Iterator[tuple[int, int]]:

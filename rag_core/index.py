@@ -22,7 +22,8 @@ class RagIndex:
 
     ``chunks`` are dicts with at least ``text`` and ``source``; ``matrix`` holds their
     unit-normalised TF-IDF rows; ``embeddings`` their unit-normalised dense vectors, or
-    None when built without embeddings.
+    None when built without embeddings. While a collection's vectors are still being
+    computed, ``dense_mask`` says which rows of ``embeddings`` hold one (None: all do).
     """
 
     chunks: list[dict]
@@ -33,6 +34,7 @@ class RagIndex:
     chunk_size: int = CHUNK_SIZE_CHARS
     overlap: int = CHUNK_OVERLAP_CHARS
     bm25: BM25Index | None = field(default=None, repr=False)
+    dense_mask: np.ndarray | None = field(default=None, repr=False)
     _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -40,6 +42,20 @@ class RagIndex:
             raise ValueError(f"TF-IDF matrix has {self.matrix.shape[0]} rows for {len(self.chunks)} chunks")
         if self.embeddings is not None and len(self.embeddings) != len(self.chunks):
             raise ValueError(f"{len(self.embeddings)} embeddings for {len(self.chunks)} chunks")
+        if self.dense_mask is not None:
+            if self.embeddings is None or len(self.dense_mask) != len(self.chunks):
+                raise ValueError("dense_mask needs embeddings and one flag per chunk")
+            if bool(np.all(self.dense_mask)):
+                self.dense_mask = None
+
+    @property
+    def dense_coverage(self) -> tuple[int, int]:
+        """``(chunks with a dense vector, all chunks)``."""
+        if self.embeddings is None:
+            return 0, len(self.chunks)
+        if self.dense_mask is None:
+            return len(self.chunks), len(self.chunks)
+        return int(np.count_nonzero(self.dense_mask)), len(self.chunks)
 
     def __len__(self) -> int:
         return len(self.chunks)

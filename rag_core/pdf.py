@@ -19,7 +19,7 @@ import re
 import threading
 import unicodedata
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,13 +288,15 @@ def extract_pdf(
     name: str | None = None,
     max_bytes: int = MAX_PDF_BYTES,
     max_pages: int = MAX_PDF_PAGES,
+    on_page: Callable[[int, int], None] | None = None,
 ) -> PdfExtraction:
     """Extract cleaned per-page text from a PDF.
 
     ``source`` is a path, the file's bytes or a binary file object; ``name`` is the display
     name (default: the file name). Problems with the file are reported in ``status`` and
     ``reason``, never raised. ``sha256`` is empty only when the file was refused for its size
-    without being read.
+    without being read. ``on_page(done, total)`` is called once the page count is known
+    and after each page.
     """
     data, size, default_name = _read_source(source, max_bytes)
     display = name or default_name
@@ -316,10 +318,11 @@ def extract_pdf(
             "not_pdf", "This is not a PDF file (it does not start with the %PDF header).", sha256=sha256
         )
     with _quiet_pypdf():
-        return _extract(data, display, sha256, max_pages)
+        return _extract(data, display, sha256, max_pages, on_page)
 
 
-def _extract(data: bytes, display: str, sha256: str, max_pages: int) -> PdfExtraction:
+def _extract(data: bytes, display: str, sha256: str, max_pages: int,
+             on_page: Callable[[int, int], None] | None = None) -> PdfExtraction:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError
 
@@ -372,6 +375,8 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int) -> PdfExtra
     texts: list[str] = []
     failed: list[int] = []
     first_error = ""
+    if on_page is not None:
+        on_page(0, n_pages)
     for index in range(n_pages):
         try:
             raw = reader.pages[index].extract_text() or ""
@@ -382,6 +387,8 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int) -> PdfExtra
             first_error = first_error or _short_error(exc)
             raw = ""
         texts.append(clean_extracted_text(raw))
+        if on_page is not None:
+            on_page(index + 1, n_pages)
 
     pages = [PageText(i + 1, t, labels[i] if labels else None) for i, t in enumerate(texts)]
 

@@ -12,17 +12,18 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from .atomic import write_json_atomic
+from .chunking import validate_chunk_settings
 from .settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
+    MAX_CHUNK_SIZE,  # noqa: F401  (re-exported for the settings page)
+    MIN_CHUNK_SIZE,  # noqa: F401
     default_data_dir,
 )
 
 PREFERENCES_FILE = "preferences.json"
-MIN_CHUNK_SIZE = 200
-MAX_CHUNK_SIZE = 20_000
 
 
 @dataclass(frozen=True)
@@ -45,15 +46,7 @@ def preferences_path(data_dir: str | os.PathLike | None = None) -> Path:
 
 def validate_chunking(chunk_size: int, overlap: int) -> tuple[int, int]:
     """``(chunk_size, overlap)`` as ints, or ``ValueError`` saying what is allowed."""
-    try:
-        size, lap = int(chunk_size), int(overlap)
-    except (TypeError, ValueError):
-        raise ValueError(f"Chunk size and overlap must be whole numbers (got {chunk_size!r}, {overlap!r}).") from None
-    if not MIN_CHUNK_SIZE <= size <= MAX_CHUNK_SIZE:
-        raise ValueError(f"Chunk size must be between {MIN_CHUNK_SIZE:,} and {MAX_CHUNK_SIZE:,} characters (got {size:,}).")
-    if not 0 <= lap <= size // 2:
-        raise ValueError(f"Overlap must be between 0 and half the chunk size ({size // 2:,}), got {lap:,}.")
-    return size, lap
+    return validate_chunk_settings(chunk_size, overlap, collection=True)
 
 
 def load_preferences(data_dir: str | os.PathLike | None = None) -> Preferences:

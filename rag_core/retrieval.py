@@ -93,16 +93,25 @@ def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model:
                  sources: Collection[str] | None = None) -> list[dict]:
     """Bi-encoder cosine ranking (``score_type`` "dense_cosine")."""
     query = check_query(query)
-    mask = _source_mask(index, sources)
+    mask = _with_vectors(index, _source_mask(index, sources))
     dense = index.dense_scores(query, embedding_model)
     cos = index.tfidf_scores(query)
     order = top_k(_masked(dense, mask), top)
     if mask is not None:
         order = order[mask[order]]
     rows = [_row(index, i, r, dense[i], "dense_cosine", cos[i]) for r, i in enumerate(order, start=1)]
+    coverage = list(index.dense_coverage)
     for row in rows:
         row["dense_cosine"] = row["score"]
+        row["dense_coverage"] = coverage
     return rows
+
+
+def _with_vectors(index: RagIndex, mask: np.ndarray | None) -> np.ndarray | None:
+    """``mask`` narrowed to the chunks that have a dense vector (while vectors are still being computed)."""
+    if index.dense_mask is None:
+        return mask
+    return index.dense_mask if mask is None else (mask & index.dense_mask)
 
 
 def pool_candidates(
@@ -216,9 +225,15 @@ def search(
         scores["bm25"] = index.bm25_scores(query)
     if index.embeddings is not None:
         scores["dense"] = index.dense_scores(query)
+    if "dense" in scores and index.dense_mask is not None:  # vectors still being computed: rank only those
+        scores["dense"] = np.where(index.dense_mask, scores["dense"], -np.inf).astype(np.float32)
     ranks, candidates = pool_candidates(scores, pool, mask)
     if not candidates:
         return []
+    if "dense" in scores and index.dense_mask is not None:
+        # a candidate without a vector counts as the pool's least similar one in score fusion
+        known = [scores["dense"][i] for i in candidates if index.dense_mask[i]]
+        scores["dense"] = np.where(index.dense_mask, scores["dense"], min(known, default=0.0)).astype(np.float32)
 
     status = cross_encoder_status(cross_encoder_model)
     if status.reranker is not None:
@@ -236,8 +251,10 @@ def search(
         first_stage = {name: ranks[name].get(i) for name in ranks}
         lexical_hit = any(first_stage.get(n) for n in ("tfidf", "bm25"))
         dense_hit = bool(first_stage.get("dense"))
+        has_vector = "dense" in scores and (index.dense_mask is None or bool(index.dense_mask[i]))
         row.update(
-            dense_cosine=float(scores["dense"][i]) if "dense" in scores else None,
+            dense_cosine=float(scores["dense"][i]) if has_vector else None,
+            dense_coverage=list(index.dense_coverage),
             bm25_score=float(scores["bm25"][i]) if "bm25" in scores else None,
             found_by="both" if lexical_hit and dense_hit else ("dense" if dense_hit else
                       "+".join(n for n in ("tfidf", "bm25") if first_stage.get(n))),

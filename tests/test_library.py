@@ -7,7 +7,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag_core.library import (
@@ -18,8 +20,8 @@ from rag_core.library import (
     validate_collection_name,
 )
 from rag_core.retrieval import search
-from tests.conftest import REPO
 
+REPO = Path(__file__).resolve().parents[1]
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
 SCAN = "awkward_scanned_no_text_huckfinn_page22.pdf"
@@ -57,21 +59,41 @@ def test_create_list_rename_delete(library):
         library.rename("beta", "gamma")
     library.delete("beta")
     assert library.names() == ["gamma"]
-    with pytest.raises(CollectionNotFoundError, match="gamma"):
+    with pytest.raises(CollectionNotFoundError, match="beta"):
         library.delete("beta")
 
 
+def test_names_are_unique_without_regard_to_case(library):
+    library.create("papers")
+    with pytest.raises(CollectionExistsError, match="'papers'"):
+        library.create("PAPERS")
+    library.create("other")
+    with pytest.raises(CollectionExistsError):
+        library.rename("other", "Papers")
+    library.rename("papers", "Papers")  # a change of case of its own name is fine
+    assert library.names() == ["Papers", "other"]
+    with pytest.raises(CollectionNotFoundError, match="Did you mean 'Papers'"):
+        library.documents("papers")
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(100, 10), (30_000, 10), (1000, 600), (1000, -1), ("big", 1)])
+def test_chunk_settings_are_checked_in_one_place(library, size, overlap):
+    with pytest.raises(CollectionError):
+        library.create("c", chunk_size=size, overlap=overlap)
+    assert library.names() == []
+
+
 def test_ingest_report_duplicates_and_incremental_embedding(library, pdf_dir, monkeypatch):
-    import rag_core.library as library_module
+    import rag_core.dense as dense
 
     embedded = []
-    real_embed = library_module.embed_chunks
+    real_encode = dense.encode_passages
 
-    def counting_embed(chunks, *args, **kwargs):
-        embedded.append(len(chunks))
-        return real_embed(chunks, *args, **kwargs)
+    def counting_encode(model, texts, **kwargs):
+        embedded.append(len(texts))
+        return real_encode(model, texts, **kwargs)
 
-    monkeypatch.setattr(library_module, "embed_chunks", counting_embed)
+    monkeypatch.setattr(dense, "encode_passages", counting_encode)
     report = library.add_pdfs("papers", [pdf_dir / SMALL, pdf_dir / SCAN])
     statuses = {f.source: f.status for f in report.files}
     assert statuses == {SMALL: "ok", SCAN: "no_text"}
@@ -79,18 +101,19 @@ def test_ingest_report_duplicates_and_incremental_embedding(library, pdf_dir, mo
     assert ok.pages == 4 and ok.chunks > 0
     assert "OCR" in report.files[1].reason
     first_chunks = library.info("papers").chunks
-    assert embedded == [first_chunks]
+    assert sum(embedded) == first_chunks
+    assert report.embedding.complete and report.embedding.done == first_chunks
 
     # the same bytes under another name are recognised by their hash
-    copy = (("renamed copy.pdf", (pdf_dir / SMALL).read_bytes()))
+    copy = ("renamed copy.pdf", (pdf_dir / SMALL).read_bytes())
     report = library.add_pdfs("papers", [copy, pdf_dir / OTHER])
     statuses = {f.source: f.status for f in report.files}
     assert statuses == {"renamed copy.pdf": "duplicate", OTHER: "ok"}
     # only the new document's chunks were embedded
-    assert embedded == [first_chunks, report.chunks_added]
+    assert sum(embedded) == first_chunks + report.chunks_added
     index = library.load_index("papers")
     assert len(index.chunks) == first_chunks + report.chunks_added
-    assert index.embeddings.shape[0] == len(index.chunks)
+    assert index.embeddings.shape[0] == len(index.chunks) and index.dense_mask is None
     assert all(c["page_start"] >= 1 for c in index.chunks)
     top = search("ultralight bosonic dark matter in the CMB", index, top=1)[0]
     assert top["source"] == SMALL and top["page_start"] >= 1
@@ -99,10 +122,65 @@ def test_ingest_report_duplicates_and_incremental_embedding(library, pdf_dir, mo
     assert removed == [SMALL]
     index = library.load_index("papers")
     assert {c["source"] for c in index.chunks} == {OTHER}
-    assert embedded == [first_chunks, report.chunks_added]  # removing re-embeds nothing
+    assert sum(embedded) == first_chunks + report.chunks_added  # removing re-embeds nothing
     assert library.pdf_path("papers", OTHER).is_file()
-    with pytest.raises(CollectionError, match="Not in collection"):
+    with pytest.raises(CollectionError, match="Not in collection") as caught:
         library.remove_documents("papers", ["nope.pdf"])
+    assert OTHER not in str(caught.value)  # says how to list them instead of printing them all
+
+
+def test_searchable_before_the_vectors_exist(library, pdf_dir):
+    """Lexical and exact search work as soon as a file is committed; dense fills in behind."""
+    report = library.add_pdfs("c", [pdf_dir / SMALL], embed="none")
+    assert report.files[0].status == "ok" and report.searchable_after_s is not None
+    index = library.load_index("c")
+    assert index.embeddings is None and index.dense_coverage == (0, len(index.chunks))
+    assert search("ultralight bosonic dark matter", index, rerank=False)[0]["source"] == SMALL
+    status = library.embedding_status("c")
+    assert (status.done, status.total, status.complete) == (0, len(index.chunks), False)
+
+    # a second document; then the vectors of both are computed and folded into a version
+    library.add_pdfs("c", [pdf_dir / OTHER], embed="none")
+    version = library.version("c")
+    status = library.embed_pending("c")
+    assert status.complete and status.total == library.info("c").chunks
+    assert library.version("c") != version  # folded into a new version
+    index = library.load_index("c")
+    assert index.dense_mask is None and index.embeddings.shape == (len(index.chunks), 384)
+    assert not list((library.root / "collections" / "c" / "vectors").glob("*.npy"))
+
+
+def test_vectors_written_so_far_are_used(library, pdf_dir, monkeypatch):
+    """A run stopped after one document keeps that document's vectors; the next run resumes."""
+    import rag_core.ingest as ingest
+
+    library.add_pdfs("c", [pdf_dir / SMALL, pdf_dir / OTHER], embed="none")
+    stop = ingest.threading.Event()
+    real_write = library.store.write_vectors
+
+    def write_then_stop(name, key, vectors):
+        real_write(name, key, vectors)
+        stop.set()
+
+    monkeypatch.setattr(library.store, "write_vectors", write_then_stop)
+    monkeypatch.setattr(library.store, "fold_in_vectors", lambda name: None)  # as if killed before folding
+    ingest.embed_pending(library.store, "c", stop=stop)
+    index = library.load_index("c")
+    done, total = index.dense_coverage
+    assert 0 < done < total
+    rows = search("ultralight bosonic dark matter", index, top=3)
+    assert rows and rows[0]["dense_coverage"] == [done, total]
+    monkeypatch.undo()
+    assert library.embed_pending("c").complete
+
+
+def test_background_embedding(library, pdf_dir):
+    from rag_core.ingest import wait_for_background_embedding
+
+    report = library.add_pdfs("c", [pdf_dir / OTHER], embed="background")
+    assert report.files[0].status == "ok"
+    assert wait_for_background_embedding(library.store, "c", timeout=300)
+    assert library.embedding_status("c").complete
 
 
 def test_a_bad_file_never_stops_the_others(library, pdf_dir, tmp_path):
@@ -110,85 +188,131 @@ def test_a_bad_file_never_stops_the_others(library, pdf_dir, tmp_path):
     not_pdf.write_text("just some text, not a PDF")
     truncated = tmp_path / "cut.pdf"
     truncated.write_bytes((pdf_dir / SMALL).read_bytes()[:20000])
-    report = library.add_pdfs("c", [not_pdf, truncated, tmp_path / "missing.pdf", pdf_dir / OTHER],
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    report = library.add_pdfs("c", [not_pdf, truncated, tmp_path / "missing.pdf", empty, pdf_dir / OTHER],
                               compute_embeddings=False)
     statuses = [f.status for f in report.files]
-    assert statuses[0] == "not_pdf"
-    assert statuses[1] == "damaged"
-    assert statuses[2] == "unreadable_file"
-    assert statuses[3] == "ok"
+    assert statuses == ["not_pdf", "damaged", "unreadable_file", "empty", "ok"]
+    assert str(tmp_path / "missing.pdf") in report.files[2].reason  # the path as given, not just its name
     assert library.info("c").documents == 1
 
 
-def test_damaged_collection_gives_a_clear_error(library, pdf_dir):
+def test_an_ingest_that_adds_nothing_leaves_no_collection_behind(library, tmp_path):
+    bad = tmp_path / "bad.pdf"
+    bad.write_text("not a pdf")
+    report = library.add_pdfs("new one", [bad], compute_embeddings=False)
+    assert report.files[0].status == "not_pdf" and report.collection_removed
+    assert library.names() == []
+    library.create("kept")  # a collection that existed before stays, even if nothing was added
+    library.add_pdfs("kept", [bad], compute_embeddings=False)
+    assert library.names() == ["kept"]
+
+
+def test_uploads_are_name_and_bytes_pairs(library, pdf_dir):
+    data = (pdf_dir / OTHER).read_bytes()
+    report = library.add_pdfs("c", [("../../evil/name.pdf", data)], compute_embeddings=False)
+    assert report.files[0].status == "ok" and report.files[0].source == "name.pdf"
+
+    class Upload:  # a Streamlit UploadedFile look-alike is no longer accepted
+        name = "x.pdf"
+
+        def getvalue(self):
+            return data
+
+    with pytest.raises(TypeError, match=r"\(name, bytes\)"):
+        library.add_pdfs("c", [Upload()])
+
+
+def test_old_format_collections_still_load(library, pdf_dir):
+    """Collections written before checksums (format 1: documents.json, no version.json) load."""
     library.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
-    version = library.version("c")
-    (library.root / "collections" / "c" / "versions" / version / "tfidf_idf.npy").write_bytes(b"junk")
-    with pytest.raises(CollectionError, match="damaged"):
-        library.load_index("c")
-    (library.root / "collections" / "c" / "versions" / version / "documents.json").write_text("{oops")
-    [info] = library.list()  # still listed, with what is wrong, so it can be deleted
-    assert info.name == "c" and "damaged" in info.error
-    library.delete("c")
-    assert library.list() == []
+    folder = library.root / "collections" / "c" / "versions" / library.version("c")
+    import json
+
+    record = json.loads((folder / "version.json").read_text())
+    (folder / "documents.json").write_text(json.dumps(record["documents"]))
+    (folder / "version.json").unlink()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["files"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    assert library.info("c").documents == 1
+    assert len(library.load_index("c").chunks) == library.info("c").chunks
+    library.add_pdfs("c", [pdf_dir / SMALL], compute_embeddings=False)  # and take new documents
+    assert library.info("c").documents == 2
 
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    sys.path.insert(0, {repo!r})
-    import rag_core.library as lib
-    import rag_core.store as store
+    import rag_core.store.folder as folder
+    from rag_core.library import Library
     stage = sys.argv[1]
     if stage == "commit":
-        real = store.write_index_files
-        def half_written(index, folder):
-            (folder / "chunks.jsonl").write_text("partial")
+        def half_written(index, target):
+            (target / "chunks.jsonl").write_text("partial")
             os.kill(os.getpid(), signal.SIGKILL)
-        lib.write_index_files = half_written
+        folder.write_index_files = half_written
     def progress(event):
         if stage == "embed" and event.stage == "embed":
             os.kill(os.getpid(), signal.SIGKILL)
-    lib.Library({data!r}).add_pdfs("c", [{pdf!r}], progress=progress)
+    Library({data!r}).add_pdfs("c", [{pdf!r}], progress=progress)
 """)
 
 
-@pytest.mark.parametrize("stage", ["embed", "commit"])
-def test_kill_9_during_ingest_keeps_the_previous_version(library, pdf_dir, stage):
+def run_killer(library, pdf: Path, stage: str) -> None:
+    script = KILLER.format(data=str(library.root), pdf=str(pdf))
+    result = subprocess.run([sys.executable, "-c", script, stage], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == -9, result.stderr
+
+
+def test_kill_9_during_commit_keeps_the_previous_version(library, pdf_dir):
     library.add_pdfs("c", [pdf_dir / OTHER])
     before = library.version("c")
     chunks_before = len(library.load_index("c").chunks)
-    script = KILLER.format(repo=str(REPO), data=str(library.root), pdf=str(pdf_dir / SMALL))
-    result = subprocess.run([sys.executable, "-c", script, stage], capture_output=True, text=True, timeout=300)
-    assert result.returncode == -9, result.stderr
+    run_killer(library, pdf_dir / SMALL, "commit")
     assert library.version("c") == before
     index = library.load_index("c")
-    assert len(index.chunks) == chunks_before
-    # the next ingest works and clears what the crash left behind
-    report = library.add_pdfs("c", [pdf_dir / SMALL])
+    assert len(index.chunks) == chunks_before and index.dense_mask is None
+    assert library.check("c").ok is False  # the crash left a temporary folder behind...
+    report = library.add_pdfs("c", [pdf_dir / SMALL])  # ...which the next writer clears
     assert report.files[0].status == "ok"
-    versions = list((library.root / "collections" / "c" / "versions").iterdir())
-    assert [v.name for v in versions] == [library.version("c")]
+    assert library.check("c").ok, library.check("c").problems
+
+
+def test_kill_9_during_embedding_keeps_what_was_committed(library, pdf_dir):
+    library.add_pdfs("c", [pdf_dir / OTHER])
+    run_killer(library, pdf_dir / SMALL, "embed")
+    # the new document was committed before embedding started: it is searchable lexically
+    assert {d["source"] for d in library.documents("c")} == {OTHER, SMALL}
+    index = library.load_index("c")
+    assert search("ultralight bosonic dark matter", index, rerank=False)[0]["source"] == SMALL
+    assert not library.embedding_status("c").complete
+    assert library.embed_pending("c").complete  # and the next run resumes
 
 
 def test_two_writers_are_serialised(library, pdf_dir):
     """A second process waits for the lock instead of interleaving its write."""
     library.create("c")
-    lock = library._lock(library.root / "collections" / "c")
-    lock.acquire()
     script = textwrap.dedent(f"""
-        import sys, time
-        sys.path.insert(0, {str(REPO)!r})
+        import time
         from rag_core.library import Library
         t = time.time()
         r = Library({str(library.root)!r}).add_pdfs("c", [{str(pdf_dir / OTHER)!r}], compute_embeddings=False)
         print(r.files[0].status, round(time.time() - t, 1))
     """)
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(REPO)})
-    time.sleep(4)
-    assert child.poll() is None, "the writer did not wait for the lock"
-    assert library.version("c") is None
-    lock.release()
+    with library.store.writing("c"):
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                                 env={**os.environ, "PYTHONPATH": str(REPO)})
+        time.sleep(8)
+        assert child.poll() is None, "the writer did not wait for the lock"
+        assert library.version("c") is None
     out, _ = child.communicate(timeout=120)
     assert out.split()[0] == "ok"
     assert library.info("c").documents == 1
+
+
+def test_embeddings_are_finite_and_unit_length(library, pdf_dir):
+    library.add_pdfs("c", [pdf_dir / OTHER])
+    emb = np.asarray(library.load_index("c").embeddings)
+    assert np.isfinite(emb).all() and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)

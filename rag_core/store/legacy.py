@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .index import RagIndex
+from ..index import RagIndex
 
 _ALLOWED_MODULE_PREFIXES = ("sklearn.feature_extraction.", "scipy.sparse.")
 _ALLOWED_GLOBALS = {

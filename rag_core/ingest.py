@@ -1,0 +1,883 @@
+"""The ingest pipeline: files in, a searchable collection out, dense vectors filled in behind.
+
+1. **Read** each input safely: only regular files are opened (no FIFOs, devices or
+   sockets), their size is checked with ``stat`` before a byte is read, and at most the
+   size limit is ever read.
+2. **Extract** each new file in a worker process under a time and a memory budget
+   (:class:`ExtractionPool`), two files at a time on two cores. A file that takes too long
+   is stopped (status ``too_slow``); one that needs too much memory gets ``too_large``.
+   The collection's lock is not held meanwhile, so other ingests go on.
+3. **Commit** the new documents under the collection's lock: chunks, TF-IDF and BM25
+   over the whole collection. From here on the documents are searchable by TF-IDF, BM25
+   and exact search.
+4. **Embed** the chunks that have no dense vector yet (:func:`embed_pending`), one
+   document at a time, each written as soon as it is done (crash-safe; a later run
+   resumes), then fold the vectors into a new version. Hybrid search uses the vectors
+   written so far and says how much of the collection they cover.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+
+import numpy as np
+
+from .chunking import PageText, chunk_pages
+from .pdf import PdfExtraction
+from .settings import (
+    EXTRACT_MEMORY_MB,
+    EXTRACT_SECONDS_BASE,
+    EXTRACT_SECONDS_MAX,
+    EXTRACT_SECONDS_PER_PAGE,
+    EXTRACT_WORKERS,
+    MAX_PDF_BYTES,
+)
+from .store.base import CollectionStore, EmbeddingStatus
+
+log = logging.getLogger(__name__)
+
+EMBED_MODES = ("now", "background", "none")
+_READ_BLOCK = 1 << 20
+
+
+# --------------------------------------------------------------------------- reports
+
+
+@dataclass
+class FileReport:
+    """What happened to one file of an ingest: ``status`` "ok", "duplicate" or a problem."""
+
+    source: str
+    status: str
+    reason: str
+    pages: int = 0
+    chunks: int = 0
+    doc_id: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class IngestReport:
+    collection: str
+    files: list[FileReport] = field(default_factory=list)
+    chunks_added: int = 0
+    seconds: float = 0.0
+    version: str | None = None
+    searchable_after_s: float | None = None
+    embedding: EmbeddingStatus | None = None
+    collection_removed: bool = False  # created by this ingest and removed again: nothing could be added
+
+    @property
+    def added(self) -> list[FileReport]:
+        return [f for f in self.files if f.ok]
+
+    @property
+    def skipped(self) -> list[FileReport]:
+        return [f for f in self.files if not f.ok]
+
+    def to_dict(self) -> dict:
+        return {
+            "collection": self.collection,
+            "files": [f.to_dict() for f in self.files],
+            "chunks_added": self.chunks_added,
+            "seconds": round(self.seconds, 3),
+            "searchable_after_s": None if self.searchable_after_s is None else round(self.searchable_after_s, 3),
+            "version": self.version,
+            "embedding": None if self.embedding is None else self.embedding.to_dict(),
+            "collection_removed": self.collection_removed,
+        }
+
+
+@dataclass
+class IngestProgress:
+    """A progress event: ``stage`` is "read", "extract", "index", "embed" or "done".
+
+    ``eta_s`` is the time left for what the call waits for, from rates measured in this
+    run (and, before there are any, from the last run on this machine).
+    """
+
+    stage: str
+    files_done: int
+    files_total: int
+    current_file: str | None
+    chunks_done: int
+    chunks_total: int
+    elapsed_s: float
+    eta_s: float | None
+    fraction: float
+    pages_done: int = 0
+    pages_total: int = 0
+
+
+# --------------------------------------------------------------------------- reading inputs
+
+
+@dataclass
+class InputFile:
+    """One input, read: ``data`` is None when it could not or must not be read (``status`` says why)."""
+
+    name: str
+    given: str
+    data: bytes | None = None
+    status: str | None = None
+    reason: str | None = None
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data or b"").hexdigest()
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def read_input(item, *, max_bytes: int = MAX_PDF_BYTES) -> InputFile:
+    """Read a path or a ``(name, bytes)`` pair without ever blocking or reading past the limit."""
+    if isinstance(item, tuple) and len(item) == 2:
+        raw_name, data = item
+        name = Path(str(raw_name).replace("\\", "/")).name or "document.pdf"
+        data = bytes(data)
+        given = str(raw_name)
+        if not data:
+            return InputFile(name, given, None, "empty", "The file is empty (0 bytes).")
+        if len(data) > max_bytes:
+            return InputFile(name, given, None, "too_large",
+                             f"The file is {_mib(len(data))}, over the limit of {_mib(max_bytes)}.")
+        return InputFile(name, given, data)
+    if not isinstance(item, (str, os.PathLike)):
+        raise TypeError(
+            f"files must be paths or (name, bytes) pairs, got {type(item).__name__}; "
+            "convert uploads with (upload.name, upload.getvalue())"
+        )
+    path = Path(item)
+    given = str(item)
+
+    def refuse(status: str, reason: str) -> InputFile:
+        return InputFile(path.name or given, given, None, status, reason)
+
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return refuse("unreadable_file", f"File not found: {given}.")
+    except OSError as exc:
+        return refuse("unreadable_file", f"{given} cannot be read ({exc.strerror or exc}).")
+    if stat.S_ISDIR(info.st_mode):
+        return refuse("unreadable_file", f"{given} is a folder, not a file.")
+    if not stat.S_ISREG(info.st_mode):
+        return refuse("unreadable_file", f"{given} is not a regular file (a pipe, device or socket); it was not opened.")
+    if info.st_size == 0:
+        return refuse("empty", "The file is empty (0 bytes).")
+    if info.st_size > max_bytes:
+        return refuse("too_large", f"The file is {_mib(info.st_size)}, over the limit of {_mib(max_bytes)}.")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return refuse("unreadable_file", f"{given} cannot be opened ({exc.strerror or exc}).")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):  # swapped for something else since the stat
+            return refuse("unreadable_file", f"{given} is not a regular file; it was not opened.")
+        chunks, total = [], 0
+        while total <= max_bytes:
+            block = os.read(fd, min(_READ_BLOCK, max_bytes + 1 - total))
+            if not block:
+                break
+            chunks.append(block)
+            total += len(block)
+    except OSError as exc:
+        return refuse("unreadable_file", f"{given} cannot be read ({exc.strerror or exc}).")
+    finally:
+        os.close(fd)
+    if total > max_bytes:
+        return refuse("too_large", f"The file grew past the limit of {_mib(max_bytes)} while it was read.")
+    if total == 0:
+        return refuse("empty", "The file is empty (0 bytes).")
+    return InputFile(path.name, given, b"".join(chunks))
+
+
+@dataclass
+class FolderScan:
+    """The PDF files found in the given paths, and what was passed over and why."""
+
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def collect_pdf_files(paths: Iterable[str | os.PathLike]) -> FolderScan:
+    """Expand folders to the ``.pdf`` files inside (recursively); files are kept as given.
+
+    Inside a folder, other files and links that lead out of the folder are skipped, with
+    the reason.
+    """
+    scan = FolderScan()
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            scan.files.append(str(raw))
+            continue
+        top = path.resolve()
+        for item in sorted(path.rglob("*")):
+            if item.is_dir():
+                continue
+            if item.suffix.lower() != ".pdf":
+                scan.skipped.append((str(item), "not a .pdf file"))
+                continue
+            if item.is_symlink():
+                target = item.resolve()
+                if top not in target.parents:
+                    scan.skipped.append((str(item), "a link to a file outside the folder"))
+                    continue
+            scan.files.append(str(item))
+    return scan
+
+
+# --------------------------------------------------------------------------- extraction workers
+
+
+def _worker_main(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - runs in a child process
+    """Extract PDFs sent over ``conn`` until told to stop, inside an address-space limit."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ImportError, ValueError, OSError):
+        pass
+    from .pdf import extract_pdf
+
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        job_id, name, data, max_pages = job
+        last = [0.0]
+
+        def on_page(done: int, total: int, job_id=job_id) -> None:
+            now = time.monotonic()
+            if done in (0, total) or now - last[0] > 0.25:
+                last[0] = now
+                conn.send(("page", job_id, done, total))
+
+        try:
+            result = extract_pdf(data, name=name, max_pages=max_pages, on_page=on_page)
+            payload = {
+                "status": result.status, "reason": result.reason, "n_pages": result.n_pages,
+                "sha256": result.sha256, "warnings": list(result.warnings),
+                "pages": [(p.number, p.text, p.label) for p in result.pages],
+                "metadata": dict(getattr(result, "metadata", None) or {}),
+            }
+        except MemoryError:
+            payload = {"status": "too_large", "reason": f"Reading this PDF needs more than "
+                       f"{memory_bytes // (1024 * 1024):,} MiB of memory, the limit for one file.", "n_pages": 0}
+        except Exception as exc:  # noqa: BLE001 - any crash of the reader is the file's problem
+            payload = {"status": "damaged", "reason": f"The PDF reader failed on this file ({type(exc).__name__}).",
+                       "n_pages": 0}
+        del data
+        conn.send(("done", job_id, payload))
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    job: int | None = None
+    started: float = 0.0
+    deadline: float = 0.0
+
+
+class ExtractionPool:
+    """Worker processes that extract PDFs under a time and a memory budget each.
+
+    A worker that runs past its file's time budget is killed and replaced, and the file
+    reported ``too_slow``; the budget is ``seconds_base + seconds_per_page * pages`` (at
+    most ``seconds_max``), known once the worker has opened the file.
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int = EXTRACT_WORKERS,
+        seconds_base: float = EXTRACT_SECONDS_BASE,
+        seconds_per_page: float = EXTRACT_SECONDS_PER_PAGE,
+        seconds_max: float = EXTRACT_SECONDS_MAX,
+        memory_mb: int = EXTRACT_MEMORY_MB,
+        max_pages: int | None = None,
+    ):
+        from .settings import MAX_PDF_PAGES
+
+        self.n_workers = max(1, int(workers))
+        self.seconds_base = float(seconds_base)
+        self.seconds_per_page = float(seconds_per_page)
+        self.seconds_max = float(seconds_max)
+        self.memory_bytes = int(memory_mb) * 1024 * 1024
+        self.max_pages = MAX_PDF_PAGES if max_pages is None else int(max_pages)
+        self._context = multiprocessing.get_context("spawn")
+        self._workers: list[_Worker] = []
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(target=_worker_main, args=(child, self.memory_bytes), daemon=True,
+                                        name="rag-core-extract")
+        process.start()
+        child.close()
+        return _Worker(process, parent)
+
+    def _stop(self, worker: _Worker) -> None:
+        if worker.process.is_alive():
+            worker.process.kill()
+        worker.process.join(5)
+        worker.conn.close()
+
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                if worker.process.is_alive() and worker.job is None:
+                    worker.conn.send(None)
+                    worker.process.join(2)
+            except OSError:
+                pass
+            self._stop(worker)
+        self._workers = []
+
+    def __enter__(self) -> ExtractionPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def run(
+        self,
+        jobs: Sequence[tuple[str, bytes]],
+        *,
+        on_event: Callable[[str, int, dict], None] | None = None,
+    ) -> list[PdfExtraction]:
+        """Extract ``(name, bytes)`` jobs; results in job order.
+
+        ``on_event(kind, job, info)`` is told "start", "page" (``done``/``total``) and "done".
+        """
+        results: list[PdfExtraction | None] = [None] * len(jobs)
+        queue = list(range(len(jobs)))
+        while len(self._workers) < min(self.n_workers, len(jobs)):
+            self._workers.append(self._spawn())
+
+        def emit(kind: str, job: int, info: dict) -> None:
+            if on_event is not None:
+                on_event(kind, job, info)
+
+        def finish(worker: _Worker, payload: dict) -> None:
+            job = worker.job
+            name = jobs[job][0]
+            pages = [PageText(n, t, label) for n, t, label in payload.get("pages", [])]
+            extraction = PdfExtraction(source=name, status=payload["status"], reason=payload["reason"], pages=pages,
+                                       n_pages=payload.get("n_pages", 0), sha256=payload.get("sha256", ""),
+                                       warnings=payload.get("warnings", []))
+            if payload.get("metadata") and hasattr(extraction, "metadata"):
+                extraction.metadata = payload["metadata"]
+            results[job] = extraction
+            worker.job = None
+            emit("done", job, {"status": extraction.status, "pages": extraction.n_pages,
+                               "seconds": time.monotonic() - worker.started})
+
+        while queue or any(w.job is not None for w in self._workers):
+            for i, worker in enumerate(self._workers):
+                if worker.job is None and queue:
+                    if not worker.process.is_alive():
+                        self._stop(worker)
+                        worker = self._workers[i] = self._spawn()
+                    job = queue.pop(0)
+                    worker.job, worker.started = job, time.monotonic()
+                    worker.deadline = worker.started + self.seconds_base
+                    try:
+                        worker.conn.send((job, jobs[job][0], jobs[job][1], self.max_pages))
+                    except OSError:  # the worker died between jobs: give the job to a new one
+                        self._stop(worker)
+                        self._workers[i] = self._spawn()
+                        queue.insert(0, job)
+                        continue
+                    emit("start", job, {})
+            busy = [w for w in self._workers if w.job is not None]
+            if not busy:
+                continue
+            timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=min(timeout, 1.0))
+            now = time.monotonic()
+            for i, worker in enumerate(self._workers):
+                if worker.job is None:
+                    continue
+                if worker.conn in ready:
+                    try:
+                        while worker.conn.poll():
+                            kind, job, *rest = worker.conn.recv()
+                            if kind == "page":
+                                done, total = rest
+                                worker.deadline = worker.started + min(
+                                    self.seconds_max, self.seconds_base + self.seconds_per_page * total)
+                                emit("page", job, {"done": done, "total": total})
+                            else:
+                                finish(worker, rest[0])
+                                break
+                    except (EOFError, OSError):
+                        pass
+                if worker.job is None:
+                    continue
+                if not worker.process.is_alive():
+                    code = worker.process.exitcode
+                    finish(worker, {"status": "damaged", "n_pages": 0, "reason": (
+                        "The PDF reader stopped while reading this file (it ran out of memory or crashed, "
+                        f"exit code {code}); the file was skipped.")})
+                    self._stop(worker)
+                    self._workers[i] = self._spawn() if queue else worker
+                elif now >= worker.deadline:
+                    spent = now - worker.started
+                    finish(worker, {"status": "too_slow", "n_pages": 0, "reason": (
+                        f"Reading this PDF took longer than its time budget ({spent:.0f} s) and was stopped: "
+                        "its pages are unusually costly to read (a huge or repeated content stream). "
+                        "Save it again with another PDF tool, or split it.")})
+                    self._stop(worker)
+                    self._workers[i] = self._spawn() if queue else worker
+        self._workers = [w for w in self._workers if w.process.is_alive() or w.job is not None]
+        return results  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------- rates for honest ETAs
+
+
+_RATE_DEFAULTS = {"pages_per_s": 15.0, "chunks_per_page": 2.8, "embed_chunks_per_s": 12.0,
+                  "index_s_per_chunk": 0.0015}
+
+
+def _rates_path() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("RAG_CORE_CACHE_DIR") or user_cache_dir("rag_core", appauthor=False)) / "rates.json"
+
+
+def measured_rates() -> dict[str, float]:
+    """Rates measured by earlier ingests on this machine (defaults where none were)."""
+    try:
+        saved = json.loads(_rates_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = {}
+    rates = dict(_RATE_DEFAULTS)
+    if isinstance(saved, dict):
+        rates.update({k: float(v) for k, v in saved.items()
+                      if k in _RATE_DEFAULTS and isinstance(v, (int, float)) and v > 0})
+    return rates
+
+
+def remember_rates(**rates: float) -> None:
+    from .atomic import write_json_atomic
+
+    current = measured_rates()
+    current.update({k: float(v) for k, v in rates.items() if v and v > 0 and k in _RATE_DEFAULTS})
+    try:
+        _rates_path().parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(_rates_path(), current)
+    except OSError:
+        pass
+
+
+class _Clock:
+    """Estimates the time left from the work left and the rates seen so far."""
+
+    def __init__(self, n_files: int, workers: int, embed: bool, progress: Callable[[IngestProgress], None] | None):
+        self.started = time.perf_counter()
+        self.rates = measured_rates()
+        self.n_files, self.workers, self.embed, self.callback = n_files, max(workers, 1), embed, progress
+        self.files_done = 0
+        self.pages_known: dict[int, int] = {}
+        self.pages_done: dict[int, int] = {}
+        self.chunks_new = 0
+        self.embed_done = 0
+        self.embed_total: int | None = None
+        self.embed_started: float | None = None
+        self.embed_base = 0
+        self.extract_started: float | None = None
+        self.stage = "read"
+        self.current: str | None = None
+
+    def page_rate(self) -> float:
+        done = sum(self.pages_done.values())
+        if self.extract_started is not None and done >= 20:
+            return done / max(time.perf_counter() - self.extract_started, 1e-3)
+        return self.rates["pages_per_s"] * self.workers
+
+    def embed_rate(self) -> float:
+        if self.embed_started is not None and self.embed_done - self.embed_base >= 16:
+            return (self.embed_done - self.embed_base) / max(time.perf_counter() - self.embed_started, 1e-3)
+        return self.rates["embed_chunks_per_s"]
+
+    def remaining(self) -> tuple[float, float]:
+        """(seconds left, seconds done) of the whole call."""
+        known = list(self.pages_known.values())
+        mean_pages = sum(known) / len(known) if known else 15.0
+        pages_total = sum(known) + mean_pages * max(self.n_files - len(known), 0)
+        pages_left = max(pages_total - sum(self.pages_done.values()), 0.0)
+        extract_left = pages_left / self.page_rate() if self.stage in ("read", "extract") else 0.0
+        chunks_expected = self.chunks_new + (pages_left * self.rates["chunks_per_page"])
+        index_left = chunks_expected * self.rates["index_s_per_chunk"] if self.stage in ("read", "extract", "index") else 0.0
+        embed_left = 0.0
+        if self.embed:
+            total = self.embed_total if self.embed_total is not None else chunks_expected
+            embed_left = max(total - self.embed_done, 0) / self.embed_rate()
+        return extract_left + index_left + embed_left, time.perf_counter() - self.started
+
+    def emit(self, stage: str | None = None, current: str | None = None) -> None:
+        if stage:
+            self.stage = stage
+        self.current = current
+        if self.callback is None:
+            return
+        left, elapsed = self.remaining()
+        fraction = 1.0 if self.stage == "done" else elapsed / max(elapsed + left, 1e-6)
+        eta = 0.0 if self.stage == "done" else (left if elapsed > 1.0 or self.stage != "read" else None)
+        self.callback(IngestProgress(
+            self.stage, self.files_done, self.n_files, current, self.embed_done,
+            self.embed_total if self.embed_total is not None else self.chunks_new, elapsed, eta,
+            min(max(fraction, 0.0), 1.0), sum(self.pages_done.values()), int(sum(self.pages_known.values())),
+        ))
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def _unique_source(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        stem, ext = name, ""
+    n = 2
+    while True:
+        candidate = f"{stem} ({n}){'.' + ext if ext else ''}"
+        if candidate not in taken:
+            return candidate
+        n += 1
+
+
+def _document_record(doc_id: str, source: str, upload: InputFile, extraction: PdfExtraction, n_chunks: int) -> dict:
+    metadata = dict(getattr(extraction, "metadata", None) or {})
+    return {
+        "doc_id": doc_id, "source": source, "file_name": upload.name, "sha256": upload.sha256,
+        "pages": extraction.n_pages, "chunks": n_chunks, "bytes": len(upload.data or b""),
+        "has_page_labels": any(p.label for p in extraction.pages), "added": time.time(),
+        "warnings": list(extraction.warnings or []),
+        "title": metadata.get("title"), "authors": metadata.get("authors"), "year": metadata.get("year"),
+    }
+
+
+def ingest_files(
+    store: CollectionStore,
+    name: str,
+    files: Iterable,
+    *,
+    progress: Callable[[IngestProgress], None] | None = None,
+    embed: str = "now",
+    pool: ExtractionPool | None = None,
+) -> IngestReport:
+    """Add PDFs to an existing collection; one bad file never stops the others.
+
+    ``embed``: "now" computes the dense vectors before returning, "background" in a thread
+    of this process, "none" leaves them for a later :func:`embed_pending`.
+    """
+    if embed not in EMBED_MODES:
+        raise ValueError(f"embed must be one of {EMBED_MODES}, got {embed!r}")
+    files = list(files)
+    started = time.perf_counter()
+    report = IngestReport(collection=name)
+    clock = _Clock(len(files), min(EXTRACT_WORKERS, max(len(files), 1)), embed == "now", progress)
+    settings = store.read_settings(name)
+    known = {d["sha256"]: d["source"] for d in store.read_documents(name)}
+
+    # 1. read, hash, skip what is already there
+    slots: list[FileReport | None] = [None] * len(files)
+    uploads: list[tuple[int, InputFile]] = []
+    seen: dict[str, str] = {}
+    for n, item in enumerate(files):
+        clock.emit("read", None)
+        upload = read_input(item)
+        if upload.data is None:
+            slots[n] = FileReport(upload.name, upload.status or "unreadable_file", upload.reason or "")
+            clock.files_done += 1
+            continue
+        sha = upload.sha256
+        if sha in known or sha in seen:
+            where = known.get(sha) or seen[sha]
+            slots[n] = FileReport(upload.name, "duplicate", f"Same content as {where!r}, already in the collection; "
+                                  "skipped.", doc_id=sha[:16])
+            clock.files_done += 1
+            continue
+        seen[sha] = upload.name
+        uploads.append((n, upload))
+
+    # 2. extract in worker processes, outside the collection's lock
+    extracted: dict[int, tuple[InputFile, PdfExtraction, list[dict]]] = {}
+    if uploads:
+        clock.extract_started = time.perf_counter()
+
+        def on_event(kind: str, job: int, info: dict) -> None:
+            if kind == "page":
+                clock.pages_known[job] = info["total"]
+                clock.pages_done[job] = info["done"]
+            elif kind == "done":
+                clock.files_done += 1
+                clock.pages_done[job] = clock.pages_known.setdefault(job, info["pages"])
+            clock.emit("extract", uploads[job][1].name)
+
+        own_pool = pool is None
+        pool = pool or ExtractionPool(workers=min(EXTRACT_WORKERS, len(uploads)))
+        try:
+            results = pool.run([(u.name, u.data) for _, u in uploads], on_event=on_event)
+        finally:
+            if own_pool:
+                pool.close()
+        for (n, upload), extraction in zip(uploads, results):
+            if not extraction.ok:
+                slots[n] = FileReport(upload.name, extraction.status, extraction.reason, pages=extraction.n_pages)
+                continue
+            chunks = chunk_pages(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"])
+            if not chunks:
+                slots[n] = FileReport(upload.name, "no_text", "No text to index was found.", pages=extraction.n_pages)
+                continue
+            extracted[n] = (upload, extraction, chunks)
+            clock.chunks_new += len(chunks)
+        pages_read = sum(e.n_pages for _, e, _ in extracted.values())
+        seconds = time.perf_counter() - clock.extract_started
+        if pages_read >= 20:
+            remember_rates(pages_per_s=pages_read / seconds / max(clock.workers, 1),
+                           chunks_per_page=clock.chunks_new / max(pages_read, 1))
+
+    # 3. commit under the lock: whatever another ingest added meanwhile is a duplicate now
+    if extracted:
+        clock.emit("index")
+        t_index = time.perf_counter()
+        with store.writing(name):
+            settings = store.read_settings(name)
+            documents = store.read_documents(name)
+            index = store.load_index(name)
+            known = {d["sha256"]: d["source"] for d in documents}
+            taken = {d["source"] for d in documents}
+            new_docs, new_chunks, new_files = [], [], {}
+            for n in sorted(extracted):
+                upload, extraction, chunks = extracted[n]
+                sha = upload.sha256
+                if sha in known:
+                    slots[n] = FileReport(upload.name, "duplicate", f"Same content as {known[sha]!r}, added by "
+                                          "another ingest meanwhile; skipped.", doc_id=sha[:16])
+                    continue
+                source = _unique_source(upload.name, taken)
+                taken.add(source)
+                known[sha] = source
+                doc_id = sha[:16]
+                for chunk in chunks:
+                    chunk["source"] = source
+                    chunk["doc_id"] = doc_id
+                new_chunks.extend(chunks)
+                new_files[sha] = upload.data
+                new_docs.append(_document_record(doc_id, source, upload, extraction, len(chunks)))
+                reason = extraction.reason if source == upload.name else f"{extraction.reason}; stored as {source!r}"
+                slots[n] = FileReport(upload.name, "ok", reason, pages=extraction.n_pages, chunks=len(chunks),
+                                      doc_id=doc_id)
+            if new_docs:
+                old_chunks = [] if index is None else list(index.chunks)
+                embeddings = dense_mask = None
+                if index is not None and index.embeddings is not None:
+                    dim = index.embeddings.shape[1]
+                    embeddings = np.vstack([np.asarray(index.embeddings, dtype=np.float32),
+                                            np.zeros((len(new_chunks), dim), dtype=np.float32)])
+                    old_mask = np.ones(len(old_chunks), dtype=bool) if index.dense_mask is None else index.dense_mask
+                    dense_mask = np.concatenate([old_mask, np.zeros(len(new_chunks), dtype=bool)])
+                report.version = store.commit(
+                    name, documents=documents + new_docs, chunks=old_chunks + new_chunks, embeddings=embeddings,
+                    dense_mask=dense_mask, new_files=new_files,
+                )
+                report.chunks_added = len(new_chunks)
+                total = len(old_chunks) + len(new_chunks)
+                remember_rates(index_s_per_chunk=(time.perf_counter() - t_index) / max(total, 1))
+        report.searchable_after_s = time.perf_counter() - started
+    for n, slot in enumerate(slots):
+        if slot is not None:
+            report.files.append(slot)
+
+    # 4. dense vectors
+    if embed == "now":
+        def on_embed(done: int, total: int) -> None:
+            if clock.embed_started is None:
+                clock.embed_started, clock.embed_base = time.perf_counter(), done
+            clock.embed_done, clock.embed_total = done, total
+            clock.emit("embed")
+
+        report.embedding = embed_pending(store, name, progress=on_embed)
+    elif embed == "background":
+        start_background_embedding(store, name)
+        report.embedding = store.embedding_status(name)
+    report.seconds = time.perf_counter() - started
+    clock.emit("done")
+    return report
+
+
+def embed_pending(
+    store: CollectionStore,
+    name: str,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> EmbeddingStatus:
+    """Compute the dense vectors the collection still lacks, write each document's as it is
+    done, then fold them into a new version. Returns at once when another process or
+    thread is already doing it; a stopped or killed run is resumed by the next one."""
+    from .dense import encode_passages
+    from .models import load_bi_encoder
+
+    with store.embedding_slot(name) as mine:
+        if not mine:
+            return store.embedding_status(name)
+        settings = store.read_settings(name)
+        status = store.embedding_status(name)
+        started, done_at_start = time.time(), status.done
+        total = status.total
+        model = None
+        try:
+            while not (stop is not None and stop.is_set()):
+                pending = store.pending_vectors(name)
+                if not pending:
+                    break
+                if model is None:
+                    model = load_bi_encoder(settings["embedding_model"])
+                status = store.embedding_status(name)
+                done, total = status.done, status.total
+                for doc in pending:
+                    base = done
+                    vectors = encode_passages(
+                        model, list(doc.texts),
+                        progress=lambda k, _n, base=base: _report(store, name, base + k, total, started,
+                                                                  done_at_start, progress))
+                    store.write_vectors(name, doc.key, vectors)
+                    done += len(doc.texts)
+                    _report(store, name, done, total, started, done_at_start, progress)
+                    if stop is not None and stop.is_set():
+                        break
+            elapsed = time.time() - started
+            embedded = store.embedding_status(name).done - done_at_start
+            if embedded >= 16 and elapsed > 0:
+                remember_rates(embed_chunks_per_s=embedded / elapsed)
+            store.fold_in_vectors(name)
+            store.write_embedding_progress(name, {"running": False, "started": started})
+        except Exception as exc:
+            store.write_embedding_progress(name, {"running": False, "started": started,
+                                                  "error": f"{type(exc).__name__}: {exc}"})
+            raise
+    return store.embedding_status(name)
+
+
+def _report(store: CollectionStore, name: str, done: int, total: int, started: float, done_at_start: int,
+            progress: Callable[[int, int], None] | None) -> None:
+    elapsed = time.time() - started
+    rate = (done - done_at_start) / elapsed if elapsed > 0 else None
+    store.write_embedding_progress(name, {"running": True, "done": done, "total": total, "started": started,
+                                          "rate": rate})
+    if progress is not None:
+        progress(done, total)
+
+
+_background: dict[tuple[str, str, str], threading.Thread] = {}
+_background_lock = threading.Lock()
+
+
+def start_background_embedding(store: CollectionStore, name: str) -> bool:
+    """Embed the collection's missing vectors in a daemon thread of this process.
+
+    Returns False when this process already runs one for the collection. Errors are
+    logged and kept in the collection's embedding status, where the app shows them.
+    """
+    key = (store.kind, store.location, name)
+    with _background_lock:
+        thread = _background.get(key)
+        if thread is not None and thread.is_alive():
+            return False
+
+        def run() -> None:
+            try:
+                embed_pending(store, name)
+            except Exception:  # noqa: BLE001 - a background thread has no caller to raise to
+                log.exception("Embedding collection %r in the background failed", name)
+
+        thread = threading.Thread(target=run, name=f"rag-core-embed-{name}", daemon=True)
+        _background[key] = thread
+        thread.start()
+        return True
+
+
+def wait_for_background_embedding(store: CollectionStore, name: str, timeout: float | None = None) -> bool:
+    """Wait for this process's background embedding of ``name``; True when none is running."""
+    thread = _background.get((store.kind, store.location, name))
+    if thread is None:
+        return True
+    thread.join(timeout)
+    return not thread.is_alive()
+
+
+def rebuild_from_originals(store: CollectionStore, name: str, settings: dict) -> tuple[str | None, int]:
+    """Make a new version from the stored original PDFs (the caller holds the writer lock).
+
+    Used by ``check-store --repair`` when no complete version is left. Dense vectors are
+    left to be filled in behind.
+    """
+    folder = Path(getattr(store, "collections_dir", "")) / name / "files"
+    names: dict[str, str] = {}
+    versions = folder.parent / "versions"
+    for record_path in sorted(versions.glob("v*/version.json")) + sorted(versions.glob("v*/documents.json")):
+        try:
+            raw = json.loads(record_path.read_text(encoding="utf-8"))
+            docs = raw.get("documents") if isinstance(raw, dict) else raw
+            for doc in docs or []:
+                if isinstance(doc, dict) and isinstance(doc.get("sha256"), str) and isinstance(doc.get("source"), str):
+                    names[doc["sha256"]] = doc["source"]
+        except (OSError, ValueError, AttributeError):
+            continue
+    originals = []
+    for pdf in sorted(folder.glob("*.pdf")) if folder.is_dir() else []:
+        upload = read_input(pdf)
+        if upload.data is None or upload.sha256 != pdf.stem:
+            continue
+        upload.name = names.get(pdf.stem, f"{pdf.stem[:16]}.pdf")
+        originals.append(upload)
+    if not originals:
+        return None, 0
+    with ExtractionPool(workers=min(EXTRACT_WORKERS, len(originals))) as pool:
+        results = pool.run([(u.name, u.data) for u in originals])
+    documents, chunks, taken = [], [], set()
+    for upload, extraction in zip(originals, results):
+        if not extraction.ok:
+            continue
+        source = _unique_source(upload.name, taken)
+        taken.add(source)
+        doc_chunks = chunk_pages(extraction.pages, source, settings["chunk_size"], settings["overlap"])
+        for chunk in doc_chunks:
+            chunk["doc_id"] = upload.sha256[:16]
+        chunks.extend(doc_chunks)
+        documents.append(_document_record(upload.sha256[:16], source, upload, extraction, len(doc_chunks)))
+    if not documents:
+        return None, 0
+    version = store.commit(name, documents=documents, chunks=chunks, embeddings=None, dense_mask=None, new_files={})
+    return version, len(documents)

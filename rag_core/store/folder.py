@@ -1,0 +1,913 @@
+"""The embedded store: one folder per collection, versions swapped in atomically.
+
+Layout of a collection folder::
+
+    <data dir>/collections/<name>/
+        collection.json       name, format version, models and chunk settings
+        CURRENT               the name of the live version (replaced atomically)
+        versions/v000007/     version.json (documents, settings, checksum of the index
+                              manifest) and the index files of rag_core.store.index_files
+        vectors/<key>.npy     dense vectors computed after the last commit, one file per
+                              document, folded into the next version
+        files/<sha256>.pdf    the original PDFs (page images, rebuilding a damaged index)
+                              (and progress.json, the embedder's progress)
+        .lock, .embed.lock    the writer lock and the embedder's slot
+
+A commit writes a complete new version folder and only then points ``CURRENT`` at it,
+so a crash (even ``kill -9``) at any moment leaves the previous version loadable.
+Older versions are kept for :data:`VERSION_GRACE_S` seconds (and the previous one
+always), so a reader that has just read ``CURRENT`` never finds its files gone; a
+reader that does meet a vanished or half-read version looks at ``CURRENT`` again and
+retries, and calls a collection damaged only when a full checksum re-check proves it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock, Timeout
+
+from ..atomic import write_bytes_atomic, write_json_atomic
+from ..chunking import validate_chunk_settings
+from ..dense import DEFAULT_LONG_TEXT
+from ..errors import (
+    CollectionBusyError,
+    CollectionError,
+    CollectionExistsError,
+    CollectionNotFoundError,
+    IndexFormatError,
+)
+from ..index import RagIndex, build_index_from_chunks
+from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+from .base import (
+    COLLECTION_FORMAT,
+    CheckReport,
+    CollectionStore,
+    EmbeddingStatus,
+    PendingDocument,
+    pending_documents,
+    same_name,
+    validate_collection_name,
+)
+from .index_files import (
+    MANIFEST,
+    file_digest,
+    fsync_tree,
+    load_index,
+    read_manifest,
+    verify_index_files,
+    write_index_files,
+)
+
+COLLECTION_FORMAT_VERSION = 2
+VERSION_FORMAT = "rag_core.version"
+VERSION_FILE = "version.json"
+SETTINGS_FILE = "collection.json"
+PROGRESS_FILE = "progress.json"
+LOCK_TIMEOUT_S = 600
+# Old versions stay this long after they stop being live, so readers that opened one
+# just before a commit finish with it (a load takes well under a second at 100k chunks).
+VERSION_GRACE_S = 600
+# A temporary file or folder this old in a collection belongs to a writer that died.
+STALE_TEMP_S = 60
+# An embedder that has not reported for this long is gone (killed, machine restarted).
+EMBEDDER_SILENT_S = 30
+_VERSION_RE = re.compile(r"v\d{6}")
+_VECTOR_RE = re.compile(r"[0-9a-f]{32}\.npy")
+_RETRIES = 3
+
+# --------------------------------------------------------------------------- helpers
+
+
+class CollectionDamagedError(CollectionError):
+    """Part of a stored collection cannot be read; the message names the collection and the part."""
+
+
+def model_key(settings: dict) -> str:
+    """What decides a chunk's vector: the model and how long texts are read."""
+    return f"{settings.get('embedding_model') or DEFAULT_EMBEDDING_MODEL}|{DEFAULT_LONG_TEXT}"
+
+
+def _read_json(path: Path, what: str, name: str):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CollectionDamagedError(
+            f"Collection {name!r} is damaged: {what} ({path.name}) is not valid UTF-8 JSON ({exc})."
+        ) from None
+    except OSError as exc:
+        raise CollectionDamagedError(
+            f"Collection {name!r} is damaged: {what} ({path.name}) cannot be read ({exc.strerror or exc})."
+        ) from None
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_settings(raw, name: str) -> dict:
+    """The settings of ``collection.json`` with their types checked (``CollectionDamagedError`` if wrong)."""
+    if not isinstance(raw, dict):
+        raise CollectionDamagedError(f"Collection {name!r} is damaged: collection.json does not hold settings.")
+    settings = {
+        "format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION, "name": name,
+        "chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS, "embedding_model": DEFAULT_EMBEDDING_MODEL,
+        "created": 0.0, "updated": 0.0, **raw,
+    }
+    wrong = [key for key, ok in (
+        ("chunk_size", isinstance(settings["chunk_size"], int)), ("overlap", isinstance(settings["overlap"], int)),
+        ("embedding_model", isinstance(settings["embedding_model"], str)),
+        ("created", _is_number(settings["created"])), ("updated", _is_number(settings["updated"])),
+        ("name", isinstance(settings["name"], str)),
+    ) if not ok]
+    if wrong:
+        raise CollectionDamagedError(
+            f"Collection {name!r} is damaged: collection.json has a wrong type for {', '.join(wrong)}."
+        )
+    try:
+        validate_chunk_settings(settings["chunk_size"], settings["overlap"])
+    except ValueError as exc:
+        raise CollectionDamagedError(f"Collection {name!r} is damaged: collection.json: {exc}") from None
+    return settings
+
+
+def check_documents(raw, name: str, where: str) -> list[dict]:
+    """Document records with their types checked."""
+    if not isinstance(raw, list):
+        raise CollectionDamagedError(f"Collection {name!r} is damaged: {where} does not hold a document list.")
+    for n, doc in enumerate(raw, start=1):
+        ok = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("doc_id", "source", "sha256")) \
+            and all(isinstance(doc.get(k, 0), int) and not isinstance(doc.get(k, 0), bool)
+                    for k in ("pages", "chunks", "bytes"))
+        if not ok:
+            raise CollectionDamagedError(
+                f"Collection {name!r} is damaged: document {n} in {where} is not a well-formed record."
+            )
+    return raw
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _pid_alive(pid) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _Resolved:
+    """The live version of a collection as found on disk."""
+
+    def __init__(self, path: Path, version: str | None, notes: list[str]):
+        self.path = path
+        self.version = version
+        self.notes = notes
+
+    @property
+    def folder(self) -> Path | None:
+        return None if self.version is None else self.path / "versions" / self.version
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class FolderStore(CollectionStore):
+    """Collections as folders under ``root/collections`` (see the module docstring)."""
+
+    kind = "folder"
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root).expanduser()
+        self.collections_dir = self.root / "collections"
+
+    @property
+    def location(self) -> str:
+        return str(self.root)
+
+    # ---------------------------------------------------------------- paths
+    def _dir(self, name: str) -> Path:
+        name = validate_collection_name(name)
+        path = self.collections_dir / name
+        if path.is_symlink() or path.resolve().parent != self.collections_dir.resolve():
+            raise CollectionError(f"Collection name {name!r} would leave the data folder.")
+        return path
+
+    def _existing(self, name: str) -> Path:
+        path = self._dir(name)
+        if path.is_dir():
+            return path
+        known = self.names()
+        if path.is_dir():  # appeared while we looked (a rename back, say)
+            return path
+        close = [n for n in known if same_name(n, name)]
+        hint = f" Did you mean {close[0]!r}?" if close else f" (collections: {', '.join(known) or 'none yet'})"
+        raise CollectionNotFoundError(f"No collection named {name.strip()!r}.{hint}")
+
+    @contextmanager
+    def _names_lock(self) -> Iterator[None]:
+        """Serialises creating, renaming and deleting collections in this data folder."""
+        self.collections_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.collections_dir / ".names.lock"), timeout=LOCK_TIMEOUT_S)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise CollectionBusyError("Another process is changing the list of collections; try again.") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    # ---------------------------------------------------------------- names
+    def names(self) -> list[str]:
+        if not self.collections_dir.is_dir():
+            return []
+        out = []
+        for path in self.collections_dir.iterdir():
+            if path.name.startswith(".") or not path.is_dir() or path.is_symlink():
+                continue
+            out.append(path.name)
+        return sorted(out)
+
+    def exists(self, name: str) -> bool:
+        try:
+            return self._dir(name).is_dir()
+        except CollectionError:
+            return False
+
+    def create(self, name: str, settings: dict) -> str:
+        path = self._dir(name)
+        with self._names_lock():
+            clash = [n for n in self.names() if same_name(n, path.name)]
+            if clash:
+                raise CollectionExistsError(f"A collection named {clash[0]!r} already exists.")
+            staging = Path(tempfile.mkdtemp(prefix=".creating-", dir=self.collections_dir))
+            try:
+                now = time.time()
+                write_json_atomic(staging / SETTINGS_FILE, {
+                    **settings, "format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION,
+                    "name": path.name, "created": now, "updated": now,
+                })
+                os.rename(staging, path)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+        return path.name
+
+    def rename(self, old: str, new: str) -> str:
+        source = self._existing(old)
+        target = self._dir(new)
+        with self._names_lock():
+            clash = [n for n in self.names() if same_name(n, target.name) and n != source.name]
+            if clash:
+                raise CollectionExistsError(f"A collection named {clash[0]!r} already exists.")
+            with self.writing(source.name):
+                settings = self.read_settings(source.name)
+                if source.name != target.name:
+                    os.rename(source, target)
+                settings.update(name=target.name, updated=time.time())
+                write_json_atomic(target / SETTINGS_FILE, settings)
+        return target.name
+
+    def delete(self, name: str, *, force: bool = False) -> None:
+        path = self._dir_for_removal(name) if force else self._existing(name)
+        with self._names_lock():
+            trash = Path(tempfile.mkdtemp(prefix=".deleting-", dir=self.collections_dir))
+            if force:
+                os.rename(path, trash / "collection")
+            else:
+                with self.writing(path.name):
+                    os.rename(path, trash / "collection")
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def _dir_for_removal(self, name: str) -> Path:
+        """A folder directly under collections/ with this exact name, however broken its contents."""
+        if not isinstance(name, str) or not name.strip() or "/" in name or "\\" in name or "\x00" in name \
+                or name.strip() in (".", ".."):
+            raise CollectionError(f"{name!r} is not the name of a collection folder.")
+        path = self.collections_dir / name.strip()
+        if not (path.is_dir() or path.is_symlink()):
+            raise CollectionNotFoundError(f"No collection named {name.strip()!r} in {self.collections_dir}.")
+        return path
+
+    # ---------------------------------------------------------------- reading
+    def _complete_versions(self, path: Path) -> list[str]:
+        """Version folders that hold a readable version record, newest first."""
+        versions = path / "versions"
+        if not versions.is_dir():
+            return []
+        found = []
+        for folder in versions.iterdir():
+            if not _VERSION_RE.fullmatch(folder.name) or not folder.is_dir():
+                continue
+            try:
+                self._version_record(path.name, folder)
+            except (CollectionError, OSError):
+                continue
+            found.append(folder.name)
+        return sorted(found, reverse=True)
+
+    def _version_record(self, name: str, folder: Path) -> dict:
+        """The version's record: documents and settings (format 2), or documents.json (format 1)."""
+        record_path = folder / VERSION_FILE
+        if record_path.is_file():
+            record = _read_json(record_path, f"version {folder.name}", name)
+            if not isinstance(record, dict) or record.get("format") != VERSION_FORMAT:
+                raise CollectionDamagedError(f"Collection {name!r} is damaged: {folder.name}/{VERSION_FILE} is malformed.")
+            record["documents"] = check_documents(record.get("documents"), name, f"{folder.name}/{VERSION_FILE}")
+            return record
+        legacy = folder / "documents.json"
+        if legacy.is_file():
+            docs = check_documents(_read_json(legacy, "the document list", name), name, f"{folder.name}/documents.json")
+            return {"format": VERSION_FORMAT, "format_version": 1, "version": folder.name, "documents": docs}
+        raise CollectionDamagedError(f"Collection {name!r}: version {folder.name} is incomplete (no {VERSION_FILE}).")
+
+    def _resolve(self, name: str) -> _Resolved:
+        """The live version: ``CURRENT``, or when it is missing or wrong, the newest complete version."""
+        path = self._existing(name)
+        notes: list[str] = []
+        try:
+            value = (path / "CURRENT").read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            value = None
+        except (OSError, UnicodeDecodeError):
+            value = ""
+        if value and _VERSION_RE.fullmatch(value) and (path / "versions" / value).is_dir():
+            return _Resolved(path, value, notes)
+        newest = self._complete_versions(path)
+        if value is None and not newest:
+            return _Resolved(path, None, notes)  # a new, empty collection
+        if not newest:
+            raise CollectionDamagedError(
+                f"Collection {path.name!r} is damaged: CURRENT names {value[:40]!r} and no complete version "
+                f"exists. Its PDFs are kept in {path / 'files'}; run `rag-core check-store {path.name!r} --repair`."
+            )
+        what = "is missing" if value is None else ("is empty or unreadable" if not value else f"names {value[:40]!r}, which does not exist")
+        notes.append(f"CURRENT {what}; using the newest complete version {newest[0]} "
+                     f"(`rag-core check-store {path.name!r} --repair` fixes the pointer).")
+        return _Resolved(path, newest[0], notes)
+
+    def read_settings(self, name: str) -> dict:
+        path = self._existing(name)
+        try:
+            return check_settings(_read_json(path / SETTINGS_FILE, "its settings", path.name), path.name)
+        except FileNotFoundError:
+            pass
+        for version in self._complete_versions(path):
+            record = self._version_record(path.name, path / "versions" / version)
+            if isinstance(record.get("settings"), dict):
+                return check_settings({**record["settings"], "name": path.name}, path.name)
+        raise CollectionDamagedError(
+            f"Collection {path.name!r} is damaged: collection.json is missing. "
+            f"Run `rag-core check-store {path.name!r} --repair` to write it again, or remove the collection."
+        )
+
+    def notes(self, name: str) -> list[str]:
+        """Warnings about a collection that still works (a recovered pointer, say)."""
+        return self._resolve(name).notes
+
+    def current_version(self, name: str) -> str | None:
+        return self._resolve(name).version
+
+    def read_documents(self, name: str) -> list[dict]:
+        for attempt in range(_RETRIES):
+            resolved = self._resolve(name)
+            if resolved.folder is None:
+                return []
+            try:
+                return self._version_record(resolved.path.name, resolved.folder)["documents"]
+            except (CollectionError, OSError):
+                if attempt == _RETRIES - 1 or self._resolve(name).version == resolved.version:
+                    raise
+        raise AssertionError("unreachable")
+
+    def load_index(self, name: str) -> RagIndex | None:
+        for attempt in range(_RETRIES):
+            resolved = self._resolve(name)
+            if resolved.folder is None:
+                return None
+            try:
+                record = self._version_record(resolved.path.name, resolved.folder)
+                if not record["documents"] and not (resolved.folder / MANIFEST).is_file():
+                    return None
+                index = load_index(resolved.folder, verify="size")
+                return self._with_written_vectors(resolved.path, index, record)
+            except (CollectionError, IndexFormatError, OSError) as exc:
+                if self._resolve(name).version != resolved.version and attempt < _RETRIES - 1:
+                    continue  # a commit replaced the version while we read it: read the new one
+                raise self._damage(resolved, exc) from None
+        raise AssertionError("unreachable")
+
+    def _damage(self, resolved: _Resolved, exc: Exception) -> CollectionError:
+        """The error for a version that failed to load, after a full re-check."""
+        if isinstance(exc, CollectionError):
+            return exc
+        problems = []
+        try:
+            problems = verify_index_files(resolved.folder, full=True)
+        except (IndexFormatError, OSError) as inner:
+            problems = [str(inner)]
+        detail = "; ".join(problems) or str(exc)
+        return CollectionDamagedError(
+            f"Collection {resolved.path.name!r} is damaged (version {resolved.version}): {detail}. "
+            f"Run `rag-core check-store {resolved.path.name!r} --repair` to rebuild it from its stored PDFs."
+        )
+
+    def _with_written_vectors(self, path: Path, index: RagIndex, record: dict) -> RagIndex:
+        """Fill rows still missing a vector from vector files written since the commit."""
+        if index.embeddings is not None and index.dense_mask is None:
+            return index
+        settings = record.get("settings") or self.read_settings(path.name)
+        pending = pending_documents(index, record["documents"], model_key(settings))
+        found = [(p, path / "vectors" / f"{p.key}.npy") for p in pending]
+        found = [(p, f) for p, f in found if f.is_file()]
+        if not found:
+            return index
+        dim = None if index.embeddings is None else index.embeddings.shape[1]
+        vectors_by_doc = {}
+        for p, f in found:
+            try:
+                vectors = np.load(f, allow_pickle=False)
+            except (OSError, ValueError):
+                continue  # being replaced, or damaged: the embedder writes it again
+            if vectors.ndim != 2 or len(vectors) != len(p.texts) or (dim and vectors.shape[1] != dim) \
+                    or not np.isfinite(vectors).all():
+                continue
+            dim = vectors.shape[1]
+            vectors_by_doc[p.doc_id] = vectors
+        if not vectors_by_doc:
+            return index
+        n = len(index.chunks)
+        embeddings = np.zeros((n, dim), dtype=np.float32) if index.embeddings is None else np.array(index.embeddings)
+        mask = np.zeros(n, dtype=bool) if index.embeddings is None else (
+            np.ones(n, dtype=bool) if index.dense_mask is None else index.dense_mask.copy())
+        position: dict[str, int] = {}
+        for i, chunk in enumerate(index.chunks):
+            doc = chunk.get("doc_id")
+            if doc in vectors_by_doc:
+                k = position.get(doc, 0)
+                embeddings[i] = vectors_by_doc[doc][k]
+                mask[i] = True
+                position[doc] = k + 1
+        index.embeddings = embeddings
+        index.dense_mask = None if mask.all() else mask
+        return index
+
+    def index_token(self, name: str) -> str:
+        resolved = self._resolve(name)
+        vectors = resolved.path / "vectors"
+        written = sorted(p.name for p in vectors.iterdir() if _VECTOR_RE.fullmatch(p.name)) if vectors.is_dir() else []
+        return f"{resolved.version}:{len(written)}:{hash(tuple(written)) & 0xFFFFFFFF:08x}"
+
+    def read_pdf(self, name: str, sha256: str) -> bytes | None:
+        path = self.pdf_path(name, sha256)
+        return None if path is None else path.read_bytes()
+
+    def pdf_path(self, name: str, sha256: str) -> Path | None:
+        if not re.fullmatch(r"[0-9a-f]{64}", sha256 or ""):
+            return None
+        path = self._existing(name) / "files" / f"{sha256}.pdf"
+        return path if path.is_file() else None
+
+    # ---------------------------------------------------------------- writing
+    @contextmanager
+    def writing(self, name: str) -> Iterator[None]:
+        path = self._existing(name)
+        lock_path = path / ".lock"
+        if lock_path.exists() and not lock_path.is_file():
+            raise CollectionDamagedError(
+                f"Collection {path.name!r} cannot be changed: its lock file {lock_path} is not a file. "
+                f"Run `rag-core check-store {path.name!r} --repair`."
+            )
+        lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise CollectionBusyError(
+                f"Collection {path.name!r} is being changed by another process; try again when it is done."
+            ) from None
+        try:
+            self._clean_leftovers(path)
+            yield
+        finally:
+            lock.release()
+
+    def _clean_leftovers(self, path: Path, *, older_than: float = 0.0) -> list[str]:
+        """Remove what writers that died left behind (the caller holds the writer lock)."""
+        removed = []
+        now = time.time()
+        for folder in (path, path / "files", path / "versions"):
+            if not folder.is_dir():
+                continue
+            for item in folder.iterdir():
+                if not item.name.startswith(".") or item.name in (".lock", ".embed.lock"):
+                    continue
+                try:
+                    if now - item.lstat().st_mtime < older_than:
+                        continue
+                    if item.is_dir() and not item.is_symlink():
+                        shutil.rmtree(item)
+                    else:
+                        item.unlink()
+                    removed.append(str(item.relative_to(path)))
+                except OSError:
+                    pass
+        return removed
+
+    def write_settings(self, name: str, settings: dict) -> None:
+        path = self._existing(name)
+        write_json_atomic(path / SETTINGS_FILE, {**settings, "format": COLLECTION_FORMAT,
+                                                 "format_version": COLLECTION_FORMAT_VERSION, "name": path.name})
+
+    def commit(
+        self,
+        name: str,
+        *,
+        documents: list[dict],
+        chunks: list[dict],
+        embeddings: np.ndarray | None,
+        dense_mask: np.ndarray | None,
+        new_files: dict[str, bytes],
+        dropped_files: Sequence[str] = (),
+    ) -> str:
+        path = self._existing(name)
+        settings = self.read_settings(name)
+        files = path / "files"
+        files.mkdir(exist_ok=True)
+        for sha, data in new_files.items():
+            target = files / f"{sha}.pdf"
+            if not (target.is_file() and target.stat().st_size == len(data)):
+                write_bytes_atomic(target, data)
+
+        def write(staging: Path) -> None:
+            if chunks:
+                index = build_index_from_chunks(
+                    chunks, embedding_model=settings["embedding_model"], embeddings=embeddings,
+                    compute_embeddings=False, chunk_size=settings["chunk_size"], overlap=settings["overlap"],
+                )
+                index.dense_mask = None if dense_mask is None or bool(np.all(dense_mask)) else dense_mask
+                write_index_files(index, staging)
+
+        return self._write_version(path, settings, documents, write)
+
+    def _write_version(self, path: Path, settings: dict, documents: list[dict], write) -> str:
+        """Write a complete version with ``write(staging)`` and make it live (writer lock held)."""
+        versions = path / "versions"
+        versions.mkdir(exist_ok=True)
+        numbers = [int(p.name[1:]) for p in versions.iterdir() if _VERSION_RE.fullmatch(p.name)]
+        version = f"v{max(numbers, default=0) + 1:06d}"
+        try:
+            parent = self._resolve(path.name).version
+        except CollectionError:  # being repaired: no readable version is left
+            parent = None
+        staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions))
+        try:
+            write(staging)
+            manifest = staging / MANIFEST
+            record = {
+                "format": VERSION_FORMAT, "format_version": 2, "version": version, "parent": parent,
+                "created": time.time(),
+                "settings": {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model", "created")},
+                "documents": documents, "n_chunks": sum(int(d.get("chunks", 0)) for d in documents),
+                "index_manifest": None if not manifest.is_file() else {
+                    "bytes": manifest.stat().st_size, "sha256": file_digest(manifest)},
+            }
+            write_json_atomic(staging / VERSION_FILE, record)
+            fsync_tree(staging)
+            os.rename(staging, versions / version)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        write_bytes_atomic(path / "CURRENT", f"{version}\n".encode())
+        settings = {**settings, "updated": time.time()}
+        write_json_atomic(path / SETTINGS_FILE, settings)
+        self._prune(path, version, parent)
+        return version
+
+    def _prune(self, path: Path, current: str, parent: str | None) -> None:
+        """Drop versions past their grace period, and original files no kept version needs."""
+        versions = path / "versions"
+        now = time.time()
+        kept: list[Path] = []
+        for folder in versions.iterdir():
+            if not _VERSION_RE.fullmatch(folder.name):
+                continue
+            if folder.name in (current, parent):
+                kept.append(folder)
+                continue
+            try:
+                age = now - (folder / VERSION_FILE).stat().st_mtime
+            except OSError:
+                age = now - folder.stat().st_mtime
+            if age < VERSION_GRACE_S:
+                kept.append(folder)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
+        needed: set[str] = set()
+        for folder in kept:
+            try:
+                needed.update(d["sha256"] for d in self._version_record(path.name, folder)["documents"])
+            except (CollectionError, OSError):
+                return  # cannot tell what an unreadable version needs: keep every file
+        files = path / "files"
+        if files.is_dir():
+            for item in files.glob("*.pdf"):
+                if item.stem not in needed:
+                    item.unlink(missing_ok=True)
+
+    # ---------------------------------------------------------------- vectors filled in behind
+    def pending_vectors(self, name: str) -> list[PendingDocument]:
+        index = self.load_index(name)
+        if index is None:
+            return []
+        resolved = self._resolve(name)
+        record = self._version_record(resolved.path.name, resolved.folder)
+        pending = pending_documents(index, record["documents"], model_key(self.read_settings(name)))
+        return pending
+
+    def write_vectors(self, name: str, key: str, vectors: np.ndarray) -> None:
+        if not re.fullmatch(r"[0-9a-f]{32}", key):
+            raise ValueError(f"not a vector key: {key!r}")
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or not np.isfinite(vectors).all():
+            raise ValueError("vectors must be a finite 2-D float matrix")
+        folder = self._existing(name) / "vectors"
+        folder.mkdir(exist_ok=True)
+        write_bytes_atomic(folder / f"{key}.npy", _npy_bytes(vectors))
+
+    def fold_in_vectors(self, name: str) -> str | None:
+        with self.writing(name):
+            resolved = self._resolve(name)
+            if resolved.folder is None:
+                return None
+            index = self.load_index(name)
+            if index is None or index.embeddings is None:
+                return None
+            before = resolved.folder / "embeddings_mask.npy"
+            had = 0 if not (resolved.folder / "embeddings.npy").is_file() else (
+                int(np.count_nonzero(np.load(before))) if before.is_file() else len(index.chunks))
+            if index.dense_coverage[0] <= had:
+                return None
+            record = self._version_record(resolved.path.name, resolved.folder)
+            settings = self.read_settings(name)
+            old_folder = resolved.folder
+
+            def write(staging: Path) -> None:
+                # The lexical files do not change: link them; write the vectors and a new manifest.
+                manifest = read_manifest(old_folder)
+                for item in old_folder.rglob("*"):
+                    rel = item.relative_to(old_folder)
+                    if rel.as_posix() in (MANIFEST, VERSION_FILE, "embeddings.npy", "embeddings_mask.npy"):
+                        continue
+                    target = staging / rel
+                    if item.is_dir():
+                        target.mkdir(parents=True, exist_ok=True)
+                    else:
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        try:
+                            os.link(item, target)
+                        except OSError:
+                            shutil.copy2(item, target)
+                np.save(staging / "embeddings.npy", np.asarray(index.embeddings, dtype=np.float32),
+                        allow_pickle=False)
+                files = {k: v for k, v in (manifest.get("files") or {}).items()
+                         if k not in ("embeddings.npy", "embeddings_mask.npy")}
+                added = ["embeddings.npy"]
+                if index.dense_mask is not None:
+                    np.save(staging / "embeddings_mask.npy", index.dense_mask, allow_pickle=False)
+                    added.append("embeddings_mask.npy")
+                for rel in added:
+                    files[rel] = {"bytes": (staging / rel).stat().st_size, "sha256": file_digest(staging / rel)}
+                manifest.update(files=files, has_embeddings=True, embedding_dim=int(index.embeddings.shape[1]))
+                (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+
+            version = self._write_version(resolved.path, settings, record["documents"], write)
+            self._drop_folded_vectors(resolved.path)
+            return version
+
+    def _drop_folded_vectors(self, path: Path) -> None:
+        """Vector files the live version now holds, or no pending document needs."""
+        folder = path / "vectors"
+        if not folder.is_dir():
+            return
+        keep = {p.key for p in self.pending_vectors(path.name)}
+        for item in folder.iterdir():
+            if item.suffix == ".npy" and item.stem not in keep:
+                item.unlink(missing_ok=True)
+
+    @contextmanager
+    def embedding_slot(self, name: str) -> Iterator[bool]:
+        path = self._existing(name)
+        lock = FileLock(str(path / ".embed.lock"), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
+
+    def write_embedding_progress(self, name: str, progress: dict) -> None:
+        folder = self._existing(name) / "vectors"
+        folder.mkdir(exist_ok=True)
+        write_json_atomic(folder / PROGRESS_FILE, {**progress, "pid": os.getpid(), "updated": time.time()})
+
+    def embedding_status(self, name: str) -> EmbeddingStatus:
+        path = self._existing(name)
+        try:
+            index = self.load_index(name)
+        except CollectionError as exc:
+            return EmbeddingStatus(0, 0, error=str(exc))
+        if index is None:
+            return EmbeddingStatus(0, 0)
+        done, total = index.dense_coverage
+        try:
+            progress = json.loads((path / "vectors" / PROGRESS_FILE).read_text(encoding="utf-8"))
+            if not isinstance(progress, dict):
+                progress = {}
+        except (OSError, ValueError):
+            progress = {}
+        updated = progress.get("updated") if _is_number(progress.get("updated")) else None
+        running = bool(progress.get("running")) and updated is not None \
+            and time.time() - updated < EMBEDDER_SILENT_S and _pid_alive(progress.get("pid"))
+        in_memory = progress.get("done") if running and isinstance(progress.get("done"), int) else None
+        return EmbeddingStatus(
+            done=max(done, in_memory or 0) if in_memory is not None and in_memory <= total else done, total=total,
+            running=running, rate=progress.get("rate") if running and _is_number(progress.get("rate")) else None,
+            started=progress.get("started") if _is_number(progress.get("started")) else None, updated=updated,
+            error=progress.get("error") if isinstance(progress.get("error"), str) else None,
+        )
+
+    # ---------------------------------------------------------------- integrity
+    def check(self, name: str, *, repair: bool = False) -> CheckReport:
+        path = self._dir_for_removal(name)
+        report = CheckReport(name=path.name)
+        problem, fixed = report.problems.append, report.repaired.append
+        lock_path = path / ".lock"
+        if lock_path.exists() and not lock_path.is_file():
+            problem(".lock is not a file")
+            if repair:
+                shutil.rmtree(lock_path) if lock_path.is_dir() else lock_path.unlink()
+                fixed("removed the .lock that was not a file")
+        if repair:
+            with self.writing(path.name):
+                return self._check_locked(path, report, repair=True)
+        return self._check_locked(path, report, repair=False)
+
+    def _check_locked(self, path: Path, report: CheckReport, *, repair: bool) -> CheckReport:
+        problem, fixed = report.problems.append, report.repaired.append
+        name = path.name
+        # settings
+        settings = None
+        try:
+            settings = check_settings(_read_json(path / SETTINGS_FILE, "its settings", name), name)
+        except FileNotFoundError:
+            problem("collection.json is missing")
+        except CollectionError as exc:
+            problem(str(exc))
+        # versions
+        versions_dir = path / "versions"
+        good: list[str] = []
+        for folder in sorted(versions_dir.iterdir(), reverse=True) if versions_dir.is_dir() else []:
+            if not _VERSION_RE.fullmatch(folder.name):
+                continue
+            issues = self._check_version(name, folder)
+            if issues:
+                problem(f"version {folder.name}: {'; '.join(issues)}")
+                if repair:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    fixed(f"removed the damaged version {folder.name}")
+            else:
+                good.append(folder.name)
+        report.versions = good
+        if settings is None and repair:
+            settings = self._settings_from_versions(path, good)
+            write_json_atomic(path / SETTINGS_FILE, settings)
+            fixed("wrote collection.json again" + (" from the newest version" if good else " with default settings"))
+        # the live pointer
+        try:
+            current = (path / "CURRENT").read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            current = None
+        except (OSError, UnicodeDecodeError):
+            current = ""
+        if current is None and not good and not (versions_dir.is_dir() and any(versions_dir.iterdir())):
+            report.version = None
+        elif current not in good:
+            what = "missing" if current is None else f"{(current or '')[:40]!r}, not a complete version"
+            problem(f"CURRENT is {what}")
+            if repair:
+                self._repair_live_version(path, settings or self._settings_from_versions(path, good), good, report)
+        else:
+            report.version = current
+        # originals of the live documents
+        if report.version:
+            docs = self._version_record(name, versions_dir / report.version)["documents"]
+            for doc in docs:
+                pdf = path / "files" / f"{doc['sha256']}.pdf"
+                if not pdf.is_file():
+                    problem(f"the original of {doc['source']!r} is missing (page images cannot be shown)")
+                elif file_digest(pdf) != doc["sha256"]:
+                    problem(f"the original of {doc['source']!r} was altered (its checksum differs)")
+        # vectors written behind
+        vectors = path / "vectors"
+        for item in vectors.iterdir() if vectors.is_dir() else []:
+            if not _VECTOR_RE.fullmatch(item.name):
+                continue
+            try:
+                array = np.load(item, allow_pickle=False)
+                bad = array.ndim != 2 or not np.isfinite(array).all()
+            except (OSError, ValueError):
+                bad = True
+            if bad:
+                problem(f"vectors/{item.name} is damaged")
+                if repair:
+                    item.unlink(missing_ok=True)
+                    fixed(f"removed vectors/{item.name} (it will be computed again)")
+        leftovers = [p for folder in (path, path / "files", path / "versions") if folder.is_dir()
+                     for p in folder.iterdir() if p.name.startswith(".") and p.name not in (".lock", ".embed.lock")]
+        if leftovers:
+            problem(f"{len(leftovers)} temporary file(s) left by interrupted writes")
+            if repair:
+                self._clean_leftovers(path)
+                fixed("removed the temporary files of interrupted writes")
+        return report
+
+    def _check_version(self, name: str, folder: Path) -> list[str]:
+        try:
+            record = self._version_record(name, folder)
+        except CollectionError as exc:
+            return [str(exc)]
+        if not record["documents"] and not (folder / MANIFEST).is_file():
+            return []
+        try:
+            manifest = read_manifest(folder)
+        except (IndexFormatError, OSError) as exc:
+            return [str(exc)]
+        expected = record.get("index_manifest")
+        if isinstance(expected, dict) and file_digest(folder / MANIFEST) != expected.get("sha256"):
+            return ["manifest.json was altered after it was written"]
+        problems = verify_index_files(folder, full=True, manifest=manifest)
+        if not problems:
+            try:
+                load_index(folder, verify="full")
+            except IndexFormatError as exc:
+                problems.append(str(exc))
+        return problems
+
+    def _settings_from_versions(self, path: Path, good: list[str]) -> dict:
+        settings = {"chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS,
+                    "embedding_model": DEFAULT_EMBEDDING_MODEL, "created": time.time()}
+        for version in good:
+            record = self._version_record(path.name, path / "versions" / version)
+            if isinstance(record.get("settings"), dict):
+                settings.update(record["settings"])
+                break
+        now = time.time()
+        return check_settings({"format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION,
+                               "name": path.name, "updated": now, **settings}, path.name)
+
+    def _repair_live_version(self, path: Path, settings: dict, good: list[str], report: CheckReport) -> None:
+        """Point CURRENT at the newest complete version; with none left, rebuild from the stored PDFs."""
+        if good:
+            write_bytes_atomic(path / "CURRENT", f"{good[0]}\n".encode())
+            report.version = good[0]
+            report.repaired.append(f"CURRENT now names the newest complete version, {good[0]}")
+            return
+        from ..ingest import rebuild_from_originals  # the ingest pipeline re-reads the stored PDFs
+
+        version, restored = rebuild_from_originals(self, path.name, settings)
+        report.version = version
+        report.repaired.append(
+            f"rebuilt the index from {restored} stored PDF(s)" if version else "no stored PDF to rebuild from: "
+            "the collection is empty now")
+
+
+def is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False

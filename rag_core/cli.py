@@ -30,18 +30,18 @@ def _library(args):
     return Library(args.data_dir) if args.data_dir else Library()
 
 
-def _expand_files(paths: list[str]) -> list[str]:
-    files: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
-            if not found:
-                raise UsageError(f"no PDF files in folder {raw}")
-            files.extend(found)
-        else:
-            files.append(raw)
-    return files
+def _expand_files(paths: list[str]):
+    """The PDF files to ingest, and what was passed over in the given folders."""
+    from .ingest import collect_pdf_files
+
+    scan = collect_pdf_files(paths)
+    if not scan.files:
+        raise UsageError(f"no PDF files in {', '.join(paths)}")
+    return scan
+
+
+STAGE_WORDS = {"read": "reading", "extract": "extracting", "index": "indexing", "embed": "embedding",
+               "done": "done"}
 
 
 def _progress_bar(enabled: bool):
@@ -53,13 +53,15 @@ def _progress_bar(enabled: bool):
 
     def update(event):
         bar.n = int(event.fraction * 1000)
-        parts = [f"{event.stage}: {event.files_done}/{event.files_total} files"]
+        parts = [STAGE_WORDS.get(event.stage, event.stage)]
         if event.stage == "embed":
-            parts.append(f"embedding {event.chunks_done}/{event.chunks_total} chunks")
-        elif event.current_file:
-            parts.append(event.current_file)
+            parts.append(f"{event.chunks_done:,}/{event.chunks_total:,} chunks")
+        else:
+            parts.append(f"{event.files_done}/{event.files_total} files")
+            if event.pages_total:
+                parts.append(f"{event.pages_done:,}/{event.pages_total:,} pages")
         if event.eta_s is not None:
-            parts.append(f"{event.eta_s:.0f} s left")
+            parts.append(f"~{event.eta_s:.0f} s left")
         bar.set_description_str(", ".join(parts)[:100], refresh=True)
 
     return update, bar
@@ -67,24 +69,37 @@ def _progress_bar(enabled: bool):
 
 def cmd_ingest(args) -> int:
     library = _library(args)
-    files = _expand_files(args.files)
+    scan = _expand_files(args.files)
     show = not args.json and not args.no_progress and sys.stderr.isatty()
     update, bar = _progress_bar(show)
     try:
-        report = library.add_pdfs(args.collection, files, progress=update)
+        report = library.add_pdfs(args.collection, scan.files, progress=update,
+                                  embed="none" if args.no_embed else "now")
     finally:
         if bar is not None:
             bar.close()
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+        payload = report.to_dict()
+        payload["skipped"] = [{"path": path, "reason": why} for path, why in scan.skipped]
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
         width = max((len(f.source) for f in report.files), default=10)
         for f in report.files:
             detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else f.reason
             print(f"{f.status:15s} {f.source:{width}s}  {detail}")
+        if scan.skipped:
+            print(f"\nskipped {len(scan.skipped)} file(s) in the folder(s):")
+            for path, why in scan.skipped:
+                print(f"  {path}: {why}")
         added = len(report.added)
         print(f"\n{added} of {len(report.files)} files added to {report.collection!r}: "
-              f"{report.chunks_added} chunks in {report.seconds:.1f} s.")
+              f"{report.chunks_added} chunks in {report.seconds:.1f} s"
+              + (f" (searchable after {report.searchable_after_s:.1f} s)." if report.searchable_after_s else "."))
+        if report.collection_removed:
+            print(f"No file could be added, so the new collection {report.collection!r} was not kept.")
+        if report.embedding is not None and not report.embedding.complete:
+            print(f"Dense vectors: {report.embedding.done:,} of {report.embedding.total:,} chunks; "
+                  f"`rag-core embed {report.collection!r}` computes the rest.")
     usable = [f for f in report.files if f.status in ("ok", "duplicate")]
     return EXIT_OK if usable else EXIT_FAILURE
 
@@ -172,10 +187,16 @@ def cmd_list(args) -> int:
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], ensure_ascii=False, indent=1))
     elif not infos:
-        print(f"No collections in {library.root}. Create one with `rag-core ingest NAME FILES...`.")
+        print(f"No collections in {library.store.location}. Create one with `rag-core ingest NAME FILES...`.")
     else:
         for i in infos:
-            print(f"{i.name:30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks")
+            if i.error:
+                print(f"{i.name:30s} DAMAGED: {i.error}")
+                continue
+            embedded = "" if i.embedded_chunks >= i.chunks else f" ({i.embedded_chunks:,} embedded so far)"
+            print(f"{i.name:30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks{embedded}")
+            for note in i.notes:
+                print(f"{'':30s} note: {note}")
     return EXIT_OK
 
 
@@ -185,11 +206,66 @@ def cmd_remove(args) -> int:
         if not args.yes:
             raise UsageError(f"to delete the whole collection {args.collection!r}, add --yes; "
                              "to remove documents, name them")
-        library.delete(args.collection)
+        from .store.folder import CollectionDamagedError
+
+        try:
+            library.delete(args.collection)
+        except CollectionDamagedError:
+            library.delete(args.collection, force=True)  # however broken, it can go
         print(f"Deleted collection {args.collection!r}.")
         return EXIT_OK
     removed = library.remove_documents(args.collection, args.documents)
     print(f"Removed {len(removed)} document(s) from {args.collection!r}: {', '.join(removed)}")
+    return EXIT_OK
+
+
+def cmd_check_store(args) -> int:
+    library = _library(args)
+    names = [args.collection] if args.collection else library.names()
+    if not names:
+        print(f"No collections in {library.store.location}.")
+        return EXIT_OK
+    reports = [library.check(name, repair=args.repair) for name in names]
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=1))
+    else:
+        for r in reports:
+            state = "ok" if not r.problems else ("repaired" if r.ok else "DAMAGED")
+            print(f"{r.name}: {state}" + (f" (live version {r.version})" if r.version else ""))
+            for p in r.problems:
+                print(f"  problem: {p}")
+            for p in r.repaired:
+                print(f"  repaired: {p}")
+        if any(not r.ok for r in reports) and not args.repair:
+            print("Run again with --repair to fix what can be fixed.")
+    return EXIT_OK if all(r.ok for r in reports) else EXIT_FAILURE
+
+
+def cmd_embed(args) -> int:
+    library = _library(args)
+    show = not args.json and sys.stderr.isatty()
+    bar = None
+    if show:
+        from tqdm import tqdm
+
+        bar = tqdm(total=0, unit="chunk", file=sys.stderr, leave=False, desc="embedding")
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total, bar.n = total, done
+            bar.refresh()
+
+    try:
+        status = library.embed_pending(args.collection, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        print(json.dumps(status.to_dict(), indent=1))
+    elif status.running and not status.complete:
+        print(f"Another process is embedding {args.collection!r} ({status.done:,} of {status.total:,} chunks so far).")
+    else:
+        print(f"{args.collection!r}: {status.done:,} of {status.total:,} chunks have dense vectors.")
     return EXIT_OK
 
 
@@ -247,6 +323,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILES")
     p.add_argument("--json", action="store_true", help="print the per-file report as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-embed", action="store_true",
+                   help="return once the files are searchable by TF-IDF, BM25 and exact search; "
+                        "compute dense vectors later with `rag-core embed`")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("search", parents=[common], help="search a collection")
@@ -280,6 +359,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new")
     p.set_defaults(func=cmd_rename)
 
+    p = sub.add_parser("check-store", parents=[common],
+                       help="verify every stored file of a collection (or all); --repair fixes what it can")
+    p.add_argument("collection", nargs="?")
+    p.add_argument("--repair", action="store_true", help="repair: roll back or rebuild from the stored PDFs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_check_store)
+
+    p = sub.add_parser("embed", parents=[common], help="compute the dense vectors a collection still lacks")
+    p.add_argument("collection")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_embed)
+
     p = sub.add_parser("models", parents=[common], help="show where each model loads from")
     p.add_argument("--embedding-model")
     p.add_argument("--cross-encoder")
@@ -302,7 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
-            raise UsageError("a command is needed: ingest, search, list, remove, rename, models or eval")
+            raise UsageError("a command is needed: ingest, search, list, remove, rename, embed, check-store, models "
+                             "or eval")
         args.data_dir = getattr(args, "data_dir", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")

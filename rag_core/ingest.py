@@ -837,47 +837,40 @@ def wait_for_background_embedding(store: CollectionStore, name: str, timeout: fl
     return not thread.is_alive()
 
 
-def rebuild_from_originals(store: CollectionStore, name: str, settings: dict) -> tuple[str | None, int]:
-    """Make a new version from the stored original PDFs (the caller holds the writer lock).
+def rebuild_from_originals(
+    store: CollectionStore, name: str, settings: dict, wanted: dict[str, str]
+) -> tuple[str | None, int, list[str]]:
+    """Make a new live version from the stored original PDFs (the caller holds the writer lock).
 
-    Used by ``check-store --repair`` when no complete version is left. Dense vectors are
-    left to be filled in behind.
+    ``wanted`` maps each document's SHA-256 to its source name ("" when unknown). Used by
+    ``check-store --repair`` when no complete version holds the committed documents.
+    Returns the new version, how many documents it holds, and the documents that could
+    not be restored. Dense vectors are left to be filled in behind.
     """
-    folder = Path(getattr(store, "collections_dir", "")) / name / "files"
-    names: dict[str, str] = {}
-    versions = folder.parent / "versions"
-    for record_path in sorted(versions.glob("v*/version.json")) + sorted(versions.glob("v*/documents.json")):
-        try:
-            raw = json.loads(record_path.read_text(encoding="utf-8"))
-            docs = raw.get("documents") if isinstance(raw, dict) else raw
-            for doc in docs or []:
-                if isinstance(doc, dict) and isinstance(doc.get("sha256"), str) and isinstance(doc.get("source"), str):
-                    names[doc["sha256"]] = doc["source"]
-        except (OSError, ValueError, AttributeError):
+    originals, missing = [], []
+    for sha, source in sorted(wanted.items(), key=lambda t: t[1]):
+        data = store.read_pdf(name, sha)
+        label = source or f"{sha[:16]}.pdf"
+        if data is None or hashlib.sha256(data).hexdigest() != sha:
+            missing.append(label)
             continue
-    originals = []
-    for pdf in sorted(folder.glob("*.pdf")) if folder.is_dir() else []:
-        upload = read_input(pdf)
-        if upload.data is None or upload.sha256 != pdf.stem:
-            continue
-        upload.name = names.get(pdf.stem, f"{pdf.stem[:16]}.pdf")
-        originals.append(upload)
-    if not originals:
-        return None, 0
-    with ExtractionPool(workers=min(EXTRACT_WORKERS, len(originals))) as pool:
-        results = pool.run([(u.name, u.data) for u in originals])
+        originals.append(InputFile(label, label, data))
     documents, chunks, taken = [], [], set()
-    for upload, extraction in zip(originals, results):
-        if not extraction.ok:
-            continue
-        source = _unique_source(upload.name, taken)
-        taken.add(source)
-        doc_chunks = chunk_pages(extraction.pages, source, settings["chunk_size"], settings["overlap"])
-        for chunk in doc_chunks:
-            chunk["doc_id"] = upload.sha256[:16]
-        chunks.extend(doc_chunks)
-        documents.append(_document_record(upload.sha256[:16], source, upload, extraction, len(doc_chunks)))
-    if not documents:
-        return None, 0
+    if originals:
+        with ExtractionPool(workers=min(EXTRACT_WORKERS, len(originals))) as pool:
+            results = pool.run([(u.name, u.data) for u in originals])
+        for upload, extraction in zip(originals, results):
+            doc_chunks = chunk_pages(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"]) \
+                if extraction.ok else []
+            if not doc_chunks:
+                missing.append(upload.name)
+                continue
+            source = _unique_source(upload.name, taken)
+            taken.add(source)
+            for chunk in doc_chunks:
+                chunk["source"] = source
+                chunk["doc_id"] = upload.sha256[:16]
+            chunks.extend(doc_chunks)
+            documents.append(_document_record(upload.sha256[:16], source, upload, extraction, len(doc_chunks)))
     version = store.commit(name, documents=documents, chunks=chunks, embeddings=None, dense_mask=None, new_files={})
-    return version, len(documents)
+    return version, len(documents), missing

@@ -95,6 +95,8 @@ class Library:
         for name in self.names():
             try:
                 infos.append(self.info(name))
+            except CollectionNotFoundError:
+                continue  # renamed or deleted while we listed
             except CollectionError as exc:
                 infos.append(CollectionInfo(name, 0, 0, 0, CHUNK_SIZE_CHARS, CHUNK_OVERLAP_CHARS, "", 0.0, 0.0,
                                             None, error=str(exc)))

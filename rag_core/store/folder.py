@@ -411,7 +411,7 @@ class FolderStore(CollectionStore):
                 record = self._version_record(resolved.path.name, resolved.folder)
                 if not record["documents"] and not (resolved.folder / MANIFEST).is_file():
                     return None
-                index = load_index(resolved.folder, verify="size")
+                index = load_index(resolved.folder, verify="full")
                 return self._with_written_vectors(resolved.path, index, record)
             except (CollectionError, IndexFormatError, OSError) as exc:
                 if self._resolve(name).version != resolved.version and attempt < _RETRIES - 1:
@@ -606,7 +606,8 @@ class FolderStore(CollectionStore):
         return version
 
     def _prune(self, path: Path, current: str, parent: str | None) -> None:
-        """Drop versions past their grace period, and original files no kept version needs."""
+        """Drop versions past their grace period, and original files no kept version has needed
+        for as long (a removed document's file stays while a kept version still lists it)."""
         versions = path / "versions"
         now = time.time()
         kept: list[Path] = []
@@ -633,8 +634,11 @@ class FolderStore(CollectionStore):
         files = path / "files"
         if files.is_dir():
             for item in files.glob("*.pdf"):
-                if item.stem not in needed:
-                    item.unlink(missing_ok=True)
+                try:
+                    if item.stem not in needed and now - item.stat().st_mtime >= VERSION_GRACE_S:
+                        item.unlink()
+                except OSError:
+                    pass
 
     # ---------------------------------------------------------------- vectors filled in behind
     def pending_vectors(self, name: str) -> list[PendingDocument]:
@@ -788,18 +792,17 @@ class FolderStore(CollectionStore):
             problem("collection.json is missing")
         except CollectionError as exc:
             problem(str(exc))
-        # versions
+        # versions: every file checked against its checksum
         versions_dir = path / "versions"
         good: list[str] = []
+        damaged: list[str] = []
         for folder in sorted(versions_dir.iterdir(), reverse=True) if versions_dir.is_dir() else []:
             if not _VERSION_RE.fullmatch(folder.name):
                 continue
             issues = self._check_version(name, folder)
             if issues:
                 problem(f"version {folder.name}: {'; '.join(issues)}")
-                if repair:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    fixed(f"removed the damaged version {folder.name}")
+                damaged.append(folder.name)
             else:
                 good.append(folder.name)
         report.versions = good
@@ -814,15 +817,22 @@ class FolderStore(CollectionStore):
             current = None
         except (OSError, UnicodeDecodeError):
             current = ""
-        if current is None and not good and not (versions_dir.is_dir() and any(versions_dir.iterdir())):
-            report.version = None
-        elif current not in good:
-            what = "missing" if current is None else f"{(current or '')[:40]!r}, not a complete version"
+        if current in good:
+            report.version = current
+        elif current is None and not good and not damaged:
+            report.version = None  # a new, empty collection
+        else:
+            what = ("missing" if current is None else f"{(current or '')[:40]!r}, " +
+                    ("a damaged version" if current in damaged else "not a complete version"))
             problem(f"CURRENT is {what}")
             if repair:
-                self._repair_live_version(path, settings or self._settings_from_versions(path, good), good, report)
-        else:
-            report.version = current
+                self._repair_live_version(path, settings or self._settings_from_versions(path, good), good,
+                                          current if current in damaged else None, report)
+        if repair:
+            for version in damaged:
+                if version != report.version:
+                    shutil.rmtree(versions_dir / version, ignore_errors=True)
+                    fixed(f"removed the damaged version {version}")
         # originals of the live documents
         if report.version:
             docs = self._version_record(name, versions_dir / report.version)["documents"]
@@ -890,20 +900,47 @@ class FolderStore(CollectionStore):
         return check_settings({"format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION,
                                "name": path.name, "updated": now, **settings}, path.name)
 
-    def _repair_live_version(self, path: Path, settings: dict, good: list[str], report: CheckReport) -> None:
-        """Point CURRENT at the newest complete version; with none left, rebuild from the stored PDFs."""
-        if good:
-            write_bytes_atomic(path / "CURRENT", f"{good[0]}\n".encode())
-            report.version = good[0]
-            report.repaired.append(f"CURRENT now names the newest complete version, {good[0]}")
-            return
+    def _repair_live_version(self, path: Path, settings: dict, good: list[str], damaged_current: str | None,
+                             report: CheckReport) -> None:
+        """Make a complete version live again without losing a committed document.
+
+        The documents to keep are those of the damaged live version when its record can
+        still be read, else those of the newest complete version plus every stored
+        original no version accounts for. A complete version holding exactly them becomes
+        live; otherwise the index is rebuilt from the stored originals.
+        """
+        wanted: dict[str, str] | None = None
+        if damaged_current is not None:
+            try:
+                record = self._version_record(path.name, path / "versions" / damaged_current)
+                wanted = {d["sha256"]: d["source"] for d in record["documents"]}
+            except (CollectionError, OSError):
+                wanted = None
+        if wanted is None:
+            wanted = {}
+            if good:
+                wanted = {d["sha256"]: d["source"]
+                          for d in self._version_record(path.name, path / "versions" / good[0])["documents"]}
+            stored = {p.stem for p in (path / "files").glob("*.pdf")} if (path / "files").is_dir() else set()
+            for sha in stored - set(wanted):
+                wanted[sha] = ""
+        for version in good:
+            docs = self._version_record(path.name, path / "versions" / version)["documents"]
+            if {d["sha256"] for d in docs} == set(wanted):
+                write_bytes_atomic(path / "CURRENT", f"{version}\n".encode())
+                report.version = version
+                report.repaired.append(f"CURRENT now names {version}, a complete version with the same documents")
+                return
         from ..ingest import rebuild_from_originals  # the ingest pipeline re-reads the stored PDFs
 
-        version, restored = rebuild_from_originals(self, path.name, settings)
+        version, restored, missing = rebuild_from_originals(self, path.name, settings, wanted)
         report.version = version
-        report.repaired.append(
-            f"rebuilt the index from {restored} stored PDF(s)" if version else "no stored PDF to rebuild from: "
-            "the collection is empty now")
+        if version:
+            report.repaired.append(f"rebuilt the index from {restored} stored PDF(s); dense vectors are computed "
+                                   "again by the next ingest or `rag-core embed`")
+        if missing:
+            report.problems.append(f"{len(missing)} document(s) could not be restored (original missing or "
+                                   f"unreadable): {', '.join(sorted(missing))}")
 
 
 def is_regular_file(path: Path) -> bool:

@@ -158,10 +158,30 @@ def read_manifest(folder: Path) -> dict:
     return manifest
 
 
-def verify_index_files(folder: str | os.PathLike, *, full: bool = True, manifest: dict | None = None) -> list[str]:
+# Files whose hash was checked in this process: (path, inode, size, mtime) -> sha256.
+_verified: dict[tuple, str] = {}
+_VERIFIED_MAX = 4096
+
+
+def _checked_digest(path: Path) -> str:
+    info = path.stat()
+    key = (str(path), info.st_ino, info.st_size, info.st_mtime_ns)
+    digest = _verified.get(key)
+    if digest is None:
+        digest = file_digest(path)
+        if len(_verified) >= _VERIFIED_MAX:
+            _verified.clear()
+        _verified[key] = digest
+    return digest
+
+
+def verify_index_files(
+    folder: str | os.PathLike, *, full: bool = True, manifest: dict | None = None, cached: bool = False
+) -> list[str]:
     """Problems found comparing the files with the manifest's sizes (and hashes when ``full``).
 
     An empty list means the folder is intact (or was written before checksums existed).
+    ``cached``: trust a hash this process already checked for the same unchanged file.
     """
     folder = Path(folder)
     manifest = read_manifest(folder) if manifest is None else manifest
@@ -174,7 +194,7 @@ def verify_index_files(folder: str | os.PathLike, *, full: bool = True, manifest
         size = path.stat().st_size
         if size != expected["bytes"]:
             problems.append(f"{rel} has {size:,} bytes, {expected['bytes']:,} were written")
-        elif full and file_digest(path) != expected["sha256"]:
+        elif full and (_checked_digest(path) if cached else file_digest(path)) != expected["sha256"]:
             problems.append(f"{rel} was altered after it was written (checksum differs)")
     return problems
 
@@ -221,12 +241,12 @@ def _load_legacy(folder: Path, trust_pickle: bool) -> RagIndex:
 
 
 def load_index(
-    index_dir: str | os.PathLike, *, trust_pickle: bool = False, mmap: bool = True, verify: str = "size"
+    index_dir: str | os.PathLike, *, trust_pickle: bool = False, mmap: bool = True, verify: str = "full"
 ) -> RagIndex:
     """Load an index folder written by :func:`save_index`.
 
-    ``verify``: "full" checks every file's SHA-256 against the manifest, "size" (the
-    default) only the sizes, "none" nothing. An old-format folder (``vectorizer.pkl``,
+    ``verify``: "full" (the default) checks every file's SHA-256 against the manifest
+    (once per process for an unchanged file), "size" only the sizes, "none" nothing. An old-format folder (``vectorizer.pkl``,
     ``matrix.pkl``) is read only with ``trust_pickle=True``: unpickling runs code from
     the files, so pass it only for a folder you made yourself. Damaged folders raise
     ``IndexFormatError`` naming the file.
@@ -242,7 +262,7 @@ def load_index(
         raise IndexFormatError(f"{folder} has no {MANIFEST}: not a rag_core index, or a damaged one.")
     manifest = read_manifest(folder)
     if verify != "none":
-        problems = verify_index_files(folder, full=verify == "full", manifest=manifest)
+        problems = verify_index_files(folder, full=verify == "full", manifest=manifest, cached=True)
         if problems:
             raise IndexFormatError(f"The index at {folder} is damaged: {'; '.join(problems)}.")
     try:
@@ -258,7 +278,7 @@ def load_index(
             embeddings = np.load(folder / "embeddings.npy", allow_pickle=False, mmap_mode="r" if mmap else None)
             if embeddings.ndim != 2 or embeddings.dtype != np.float32:
                 raise IndexFormatError("embeddings.npy is not a float32 matrix")
-            if verify == "full" and not np.isfinite(embeddings).all():
+            if verify == "full" and not manifest.get("files") and not np.isfinite(embeddings).all():
                 raise IndexFormatError("embeddings.npy holds NaN or infinite values")
             if (folder / "embeddings_mask.npy").is_file():
                 dense_mask = np.load(folder / "embeddings_mask.npy", allow_pickle=False)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import extract_worker
 from .chunking import PageText, chunk_pages
 from .pdf import PdfExtraction
 from .settings import (
@@ -48,6 +49,10 @@ from .store.base import CollectionStore, EmbeddingStatus
 log = logging.getLogger(__name__)
 
 EMBED_MODES = ("now", "background", "none")
+# Time a new extraction worker may take to start (spawn, imports) before its first file's budget runs.
+_STARTUP_S = 60.0
+_WORKER_FAILED = ("The PDF reader could not start for this file (twice); check the memory limit "
+                  "RAG_CORE_EXTRACT_MEMORY_MB.")
 _READ_BLOCK = 1 << 20
 
 
@@ -252,50 +257,6 @@ def collect_pdf_files(paths: Iterable[str | os.PathLike]) -> FolderScan:
 # --------------------------------------------------------------------------- extraction workers
 
 
-def _worker_main(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - runs in a child process
-    """Extract PDFs sent over ``conn`` until told to stop, inside an address-space limit."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-    except (ImportError, ValueError, OSError):
-        pass
-    from .pdf import extract_pdf
-
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        job_id, name, data, max_pages = job
-        last = [0.0]
-
-        def on_page(done: int, total: int, job_id=job_id) -> None:
-            now = time.monotonic()
-            if done in (0, total) or now - last[0] > 0.25:
-                last[0] = now
-                conn.send(("page", job_id, done, total))
-
-        try:
-            result = extract_pdf(data, name=name, max_pages=max_pages, on_page=on_page)
-            payload = {
-                "status": result.status, "reason": result.reason, "n_pages": result.n_pages,
-                "sha256": result.sha256, "warnings": list(result.warnings),
-                "pages": [(p.number, p.text, p.label) for p in result.pages],
-                "metadata": dict(getattr(result, "metadata", None) or {}),
-            }
-        except MemoryError:
-            payload = {"status": "too_large", "reason": f"Reading this PDF needs more than "
-                       f"{memory_bytes // (1024 * 1024):,} MiB of memory, the limit for one file.", "n_pages": 0}
-        except Exception as exc:  # noqa: BLE001 - any crash of the reader is the file's problem
-            payload = {"status": "damaged", "reason": f"The PDF reader failed on this file ({type(exc).__name__}).",
-                       "n_pages": 0}
-        del data
-        conn.send(("done", job_id, payload))
-
-
 @dataclass
 class _Worker:
     process: multiprocessing.process.BaseProcess
@@ -303,6 +264,7 @@ class _Worker:
     job: int | None = None
     started: float = 0.0
     deadline: float = 0.0
+    took_job: bool = False
 
 
 class ExtractionPool:
@@ -336,7 +298,7 @@ class ExtractionPool:
 
     def _spawn(self) -> _Worker:
         parent, child = self._context.Pipe()
-        process = self._context.Process(target=_worker_main, args=(child, self.memory_bytes), daemon=True,
+        process = self._context.Process(target=extract_worker.serve, args=(child, self.memory_bytes), daemon=True,
                                         name="rag-core-extract")
         process.start()
         child.close()
@@ -377,6 +339,7 @@ class ExtractionPool:
         """
         results: list[PdfExtraction | None] = [None] * len(jobs)
         queue = list(range(len(jobs)))
+        failures: dict[int, int] = {}
         while len(self._workers) < min(self.n_workers, len(jobs)):
             self._workers.append(self._spawn())
 
@@ -405,14 +368,22 @@ class ExtractionPool:
                         self._stop(worker)
                         worker = self._workers[i] = self._spawn()
                     job = queue.pop(0)
-                    worker.job, worker.started = job, time.monotonic()
-                    worker.deadline = worker.started + self.seconds_base
+                    # the budget starts when the worker takes the job (a new worker first imports its code)
+                    worker.job, worker.started, worker.took_job = job, time.monotonic(), False
+                    worker.deadline = worker.started + self.seconds_base + _STARTUP_S
                     try:
                         worker.conn.send((job, jobs[job][0], jobs[job][1], self.max_pages))
-                    except OSError:  # the worker died between jobs: give the job to a new one
+                    except OSError:  # the worker died before it took the job
                         self._stop(worker)
+                        failures[job] = failures.get(job, 0) + 1
+                        if failures[job] >= 2:
+                            worker.job = None
+                            results[job] = PdfExtraction(
+                                source=jobs[job][0], status="damaged", reason=_WORKER_FAILED)
+                            emit("done", job, {"status": "damaged", "pages": 0, "seconds": 0.0})
+                        else:
+                            queue.insert(0, job)
                         self._workers[i] = self._spawn()
-                        queue.insert(0, job)
                         continue
                     emit("start", job, {})
             busy = [w for w in self._workers if w.job is not None]
@@ -428,7 +399,11 @@ class ExtractionPool:
                     try:
                         while worker.conn.poll():
                             kind, job, *rest = worker.conn.recv()
-                            if kind == "page":
+                            if kind == "start":
+                                worker.took_job = True
+                                worker.started = time.monotonic()
+                                worker.deadline = worker.started + self.seconds_base
+                            elif kind == "page":
                                 done, total = rest
                                 worker.deadline = worker.started + min(
                                     self.seconds_max, self.seconds_base + self.seconds_per_page * total)
@@ -442,9 +417,15 @@ class ExtractionPool:
                     continue
                 if not worker.process.is_alive():
                     code = worker.process.exitcode
-                    finish(worker, {"status": "damaged", "n_pages": 0, "reason": (
-                        "The PDF reader stopped while reading this file (it ran out of memory or crashed, "
-                        f"exit code {code}); the file was skipped.")})
+                    job = worker.job
+                    failures[job] = failures.get(job, 0) + 1
+                    if failures[job] < 2 and not worker.took_job:  # died starting up: try a fresh one
+                        worker.job = None
+                        queue.insert(0, job)
+                    else:
+                        finish(worker, {"status": "damaged", "n_pages": 0, "reason": (
+                            "The PDF reader stopped while reading this file (it ran out of memory or crashed, "
+                            f"exit code {code}); the file was skipped.") if worker.took_job else _WORKER_FAILED})
                     self._stop(worker)
                     self._workers[i] = self._spawn() if queue else worker
                 elif now >= worker.deadline:

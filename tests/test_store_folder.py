@@ -24,7 +24,7 @@ from rag_core.store import folder as folder_store
 REPO = Path(__file__).resolve().parents[1]
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
-THIRD = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
+THIRD = "awkward_scanned_ocr_layer_zfn_a_1999_solitary_waves.pdf"  # 2 pages
 QUERY = "ultralight bosonic dark matter"
 
 
@@ -100,7 +100,7 @@ def user_operations(library: Library) -> dict[str, object]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["emptied", "halved", "garbled", "deleted"])
+@pytest.mark.parametrize("how", ["emptied", "garbled", "deleted"])
 def test_every_stored_file_damaged_in_turn(pristine, tmp_path, how, capsys):
     """Each stored file emptied, halved, garbled or deleted: never a traceback, never a silent loss."""
     files = stored_files(pristine / "collections" / "c")
@@ -121,7 +121,7 @@ def test_every_stored_file_damaged_in_turn(pristine, tmp_path, how, capsys):
         try:
             library.add_pdfs("c", [("third.pdf", (PDF_DIR / THIRD).read_bytes())], compute_embeddings=False)
         except CollectionError as exc:
-            assert "check-store" in str(exc) or "damaged" in str(exc), (rel, how, exc)
+            assert "check-store" in str(exc), (rel, how, exc)
         else:
             assert {SMALL, OTHER} <= {d["source"] for d in library.documents("c")}, (rel, how)
         # and a repair always leaves a usable collection with every committed document
@@ -321,3 +321,21 @@ def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir):
     assert searches > 20
     assert [d["source"] for d in library.documents("c")] == [THIRD]
     assert library.check("c").ok
+
+
+def test_side_data_lives_outside_versions(copy, pdf_dir):
+    store = copy.store
+    with store.writing("c"):
+        store.write_data("c", "judgments", [{"query": "q", "grade": 3}])
+        store.write_data("c", "snapshots/first-run", {"metrics": {}})
+    copy.add_pdfs("c", [pdf_dir / THIRD], compute_embeddings=False)  # a new version...
+    assert store.read_data("c", "judgments") == [{"query": "q", "grade": 3}]  # ...keeps them
+    assert store.list_data("c") == ["judgments", "snapshots/first-run"]
+    assert store.list_data("c", "snapshots/") == ["snapshots/first-run"]
+    for bad in ("../x", "a/../b", "UPPER", "", "a/b/c"):
+        with pytest.raises(ValueError):
+            store.read_data("c", bad)
+    (collection(copy) / "data" / "judgments.json").write_text("{broken")
+    with pytest.raises(CollectionError, match="judgments"):
+        store.read_data("c", "judgments")
+    assert any("judgments" in p for p in copy.check("c").problems)

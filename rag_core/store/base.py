@@ -146,6 +146,16 @@ class EmbeddingStatus:
         return {**asdict(self), "complete": self.complete, "eta_s": self.eta_s}
 
 
+_DATA_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_\-]{0,63}(/[a-z0-9][a-z0-9_\-.]{0,127})?")
+
+
+def check_data_key(key: str) -> str:
+    """Side-data keys: ``word`` or ``word/name`` of lower-case letters, digits, ``_ - .``."""
+    if not isinstance(key, str) or not _DATA_KEY_RE.fullmatch(key) or ".." in key:
+        raise ValueError(f"not a valid data key: {key!r}")
+    return key
+
+
 def vector_key(texts: Sequence[str], model_key: str) -> str:
     """A content address for the vectors of a document's chunks under one model."""
     digest = hashlib.sha256(model_key.encode("utf-8"))
@@ -280,6 +290,19 @@ class CollectionStore(ABC):
 
     @abstractmethod
     def embedding_status(self, name: str) -> EmbeddingStatus: ...
+
+    # ---------------------------------------------------------------- side data (the relevance lab's)
+    @abstractmethod
+    def read_data(self, name: str, key: str):
+        """A JSON value kept with the collection outside its versions (judgments, snapshots), or None."""
+
+    @abstractmethod
+    def write_data(self, name: str, key: str, value) -> None:
+        """Replace a JSON value atomically (the caller holds :meth:`writing`); ``None`` deletes it."""
+
+    @abstractmethod
+    def list_data(self, name: str, prefix: str = "") -> list[str]:
+        """The keys of the side data that start with ``prefix``, sorted."""
 
     # ---------------------------------------------------------------- integrity
     @abstractmethod

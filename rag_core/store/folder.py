@@ -7,6 +7,7 @@ Layout of a collection folder::
         CURRENT               the name of the live version (replaced atomically)
         versions/v000007/     version.json (documents, settings, checksum of the index
                               manifest) and the index files of rag_core.store.index_files
+        data/<key>.json       side data of the relevance lab (judgments, snapshots), outside versions
         vectors/<key>.npy     dense vectors computed after the last commit, one file per
                               document, folded into the next version
         files/<sha256>.pdf    the original PDFs (page images, rebuilding a damaged index)
@@ -56,6 +57,7 @@ from .base import (
     CollectionStore,
     EmbeddingStatus,
     PendingDocument,
+    check_data_key,
     pending_documents,
     same_name,
     validate_collection_name,
@@ -94,6 +96,13 @@ class CollectionDamagedError(CollectionError):
     """Part of a stored collection cannot be read; the message names the collection and the part."""
 
 
+def damaged(name: str, detail: str, *, advice: str | None = None) -> CollectionDamagedError:
+    """The error for a damaged part of collection ``name``, with what to do about it."""
+    advice = advice or (f"Run `rag-core check-store {name!r} --repair` (it rolls back to a complete version "
+                        "or rebuilds from the stored PDFs), or remove the collection.")
+    return CollectionDamagedError(f"Collection {name!r} is damaged: {detail.rstrip('.')}. {advice}")
+
+
 def model_key(settings: dict) -> str:
     """What decides a chunk's vector: the model and how long texts are read."""
     return f"{settings.get('embedding_model') or DEFAULT_EMBEDDING_MODEL}|{DEFAULT_LONG_TEXT}"
@@ -105,13 +114,9 @@ def _read_json(path: Path, what: str, name: str):
     except FileNotFoundError:
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CollectionDamagedError(
-            f"Collection {name!r} is damaged: {what} ({path.name}) is not valid UTF-8 JSON ({exc})."
-        ) from None
+        raise damaged(name, f"{what} ({path.name}) is not valid UTF-8 JSON ({exc})") from None
     except OSError as exc:
-        raise CollectionDamagedError(
-            f"Collection {name!r} is damaged: {what} ({path.name}) cannot be read ({exc.strerror or exc})."
-        ) from None
+        raise damaged(name, f"{what} ({path.name}) cannot be read ({exc.strerror or exc})") from None
 
 
 def _is_number(value) -> bool:
@@ -121,7 +126,7 @@ def _is_number(value) -> bool:
 def check_settings(raw, name: str) -> dict:
     """The settings of ``collection.json`` with their types checked (``CollectionDamagedError`` if wrong)."""
     if not isinstance(raw, dict):
-        raise CollectionDamagedError(f"Collection {name!r} is damaged: collection.json does not hold settings.")
+        raise damaged(name, "collection.json does not hold settings")
     settings = {
         "format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION, "name": name,
         "chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS, "embedding_model": DEFAULT_EMBEDDING_MODEL,
@@ -134,28 +139,24 @@ def check_settings(raw, name: str) -> dict:
         ("name", isinstance(settings["name"], str)),
     ) if not ok]
     if wrong:
-        raise CollectionDamagedError(
-            f"Collection {name!r} is damaged: collection.json has a wrong type for {', '.join(wrong)}."
-        )
+        raise damaged(name, f"collection.json has a wrong type for {', '.join(wrong)}")
     try:
         validate_chunk_settings(settings["chunk_size"], settings["overlap"])
     except ValueError as exc:
-        raise CollectionDamagedError(f"Collection {name!r} is damaged: collection.json: {exc}") from None
+        raise damaged(name, f"collection.json: {exc}") from None
     return settings
 
 
 def check_documents(raw, name: str, where: str) -> list[dict]:
     """Document records with their types checked."""
     if not isinstance(raw, list):
-        raise CollectionDamagedError(f"Collection {name!r} is damaged: {where} does not hold a document list.")
+        raise damaged(name, f"{where} does not hold a document list")
     for n, doc in enumerate(raw, start=1):
         ok = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("doc_id", "source", "sha256")) \
             and all(isinstance(doc.get(k, 0), int) and not isinstance(doc.get(k, 0), bool)
                     for k in ("pages", "chunks", "bytes"))
         if not ok:
-            raise CollectionDamagedError(
-                f"Collection {name!r} is damaged: document {n} in {where} is not a well-formed record."
-            )
+            raise damaged(name, f"document {n} in {where} is not a well-formed record")
     return raw
 
 
@@ -334,14 +335,14 @@ class FolderStore(CollectionStore):
         if record_path.is_file():
             record = _read_json(record_path, f"version {folder.name}", name)
             if not isinstance(record, dict) or record.get("format") != VERSION_FORMAT:
-                raise CollectionDamagedError(f"Collection {name!r} is damaged: {folder.name}/{VERSION_FILE} is malformed.")
+                raise damaged(name, f"{folder.name}/{VERSION_FILE} is malformed")
             record["documents"] = check_documents(record.get("documents"), name, f"{folder.name}/{VERSION_FILE}")
             return record
         legacy = folder / "documents.json"
         if legacy.is_file():
             docs = check_documents(_read_json(legacy, "the document list", name), name, f"{folder.name}/documents.json")
             return {"format": VERSION_FORMAT, "format_version": 1, "version": folder.name, "documents": docs}
-        raise CollectionDamagedError(f"Collection {name!r}: version {folder.name} is incomplete (no {VERSION_FILE}).")
+        raise damaged(name, f"version {folder.name} is incomplete (no {VERSION_FILE})")
 
     def _resolve(self, name: str) -> _Resolved:
         """The live version: ``CURRENT``, or when it is missing or wrong, the newest complete version."""
@@ -359,10 +360,8 @@ class FolderStore(CollectionStore):
         if value is None and not newest:
             return _Resolved(path, None, notes)  # a new, empty collection
         if not newest:
-            raise CollectionDamagedError(
-                f"Collection {path.name!r} is damaged: CURRENT names {value[:40]!r} and no complete version "
-                f"exists. Its PDFs are kept in {path / 'files'}; run `rag-core check-store {path.name!r} --repair`."
-            )
+            raise damaged(path.name, f"CURRENT names {value[:40]!r} and no complete version exists (its PDFs "
+                                     f"are kept in {path / 'files'})")
         what = "is missing" if value is None else ("is empty or unreadable" if not value else f"names {value[:40]!r}, which does not exist")
         notes.append(f"CURRENT {what}; using the newest complete version {newest[0]} "
                      f"(`rag-core check-store {path.name!r} --repair` fixes the pointer).")
@@ -378,10 +377,7 @@ class FolderStore(CollectionStore):
             record = self._version_record(path.name, path / "versions" / version)
             if isinstance(record.get("settings"), dict):
                 return check_settings({**record["settings"], "name": path.name}, path.name)
-        raise CollectionDamagedError(
-            f"Collection {path.name!r} is damaged: collection.json is missing. "
-            f"Run `rag-core check-store {path.name!r} --repair` to write it again, or remove the collection."
-        )
+        raise damaged(path.name, "collection.json is missing")
 
     def notes(self, name: str) -> list[str]:
         """Warnings about a collection that still works (a recovered pointer, say)."""
@@ -429,10 +425,7 @@ class FolderStore(CollectionStore):
         except (IndexFormatError, OSError) as inner:
             problems = [str(inner)]
         detail = "; ".join(problems) or str(exc)
-        return CollectionDamagedError(
-            f"Collection {resolved.path.name!r} is damaged (version {resolved.version}): {detail}. "
-            f"Run `rag-core check-store {resolved.path.name!r} --repair` to rebuild it from its stored PDFs."
-        )
+        return damaged(resolved.path.name, f"version {resolved.version}: {detail}")
 
     def _with_written_vectors(self, path: Path, index: RagIndex, record: dict) -> RagIndex:
         """Fill rows still missing a vector from vector files written since the commit."""
@@ -496,10 +489,8 @@ class FolderStore(CollectionStore):
         path = self._existing(name)
         lock_path = path / ".lock"
         if lock_path.exists() and not lock_path.is_file():
-            raise CollectionDamagedError(
-                f"Collection {path.name!r} cannot be changed: its lock file {lock_path} is not a file. "
-                f"Run `rag-core check-store {path.name!r} --repair`."
-            )
+            raise damaged(path.name, f"its lock file {lock_path} is not a file, so it cannot be changed",
+                          advice=f"Run `rag-core check-store {path.name!r} --repair`, or remove the collection.")
         lock = FileLock(str(lock_path), timeout=LOCK_TIMEOUT_S)
         try:
             lock.acquire()
@@ -517,7 +508,7 @@ class FolderStore(CollectionStore):
         """Remove what writers that died left behind (the caller holds the writer lock)."""
         removed = []
         now = time.time()
-        for folder in (path, path / "files", path / "versions"):
+        for folder in (path, path / "files", path / "versions", path / "data"):
             if not folder.is_dir():
                 continue
             for item in folder.iterdir():
@@ -765,6 +756,29 @@ class FolderStore(CollectionStore):
             error=progress.get("error") if isinstance(progress.get("error"), str) else None,
         )
 
+    # ---------------------------------------------------------------- side data
+    def read_data(self, name: str, key: str):
+        path = self._existing(name) / "data" / f"{check_data_key(key)}.json"
+        try:
+            return _read_json(path, f"its {key}", name)
+        except FileNotFoundError:
+            return None
+
+    def write_data(self, name: str, key: str, value) -> None:
+        path = self._existing(name) / "data" / f"{check_data_key(key)}.json"
+        if value is None:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, value)
+
+    def list_data(self, name: str, prefix: str = "") -> list[str]:
+        folder = self._existing(name) / "data"
+        if not folder.is_dir():
+            return []
+        keys = [p.relative_to(folder).as_posix()[:-5] for p in folder.rglob("*.json") if not p.name.startswith(".")]
+        return sorted(k for k in keys if k.startswith(prefix))
+
     # ---------------------------------------------------------------- integrity
     def check(self, name: str, *, repair: bool = False) -> CheckReport:
         path = self._dir_for_removal(name)
@@ -857,7 +871,12 @@ class FolderStore(CollectionStore):
                 if repair:
                     item.unlink(missing_ok=True)
                     fixed(f"removed vectors/{item.name} (it will be computed again)")
-        leftovers = [p for folder in (path, path / "files", path / "versions") if folder.is_dir()
+        for key in self.list_data(name):
+            try:
+                self.read_data(name, key)
+            except CollectionError:
+                problem(f"data/{key}.json is not valid JSON (the relevance lab's {key.split('/')[0]})")
+        leftovers = [p for folder in (path, path / "files", path / "versions", path / "data") if folder.is_dir()
                      for p in folder.iterdir() if p.name.startswith(".") and p.name not in (".lock", ".embed.lock")]
         if leftovers:
             problem(f"{len(leftovers)} temporary file(s) left by interrupted writes")

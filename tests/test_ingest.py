@@ -1,0 +1,184 @@
+"""The ingest pipeline: safe reading, extraction under budgets, honest progress."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rag_core import ingest
+from rag_core.ingest import ExtractionPool, collect_pdf_files, read_input
+from rag_core.library import Library
+
+REPO = Path(__file__).resolve().parents[1]
+OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
+SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
+
+
+def slow_pdf(pages: int = 50, repeats: int = 20_000, padding: int = 0) -> bytes:
+    """A ~1 KB PDF whose pages share one content stream that pypdf needs ~15 s a page to read
+    (with ``padding`` bytes of white space in it, a stream that needs that much memory)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 72 720 Td " + b"(x) Tj " * repeats + b" " * padding + b"ET")
+    content = writer._add_object(stream.flate_encode())
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Contents")] = content
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def in_thread(fn, timeout: float):
+    """``fn()``'s result, or a failure if it blocks longer than ``timeout``."""
+    out = {}
+    thread = threading.Thread(target=lambda: out.setdefault("value", fn()), daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "it blocked"
+    return out["value"]
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "x.pdf"
+    os.mkfifo(fifo)
+    got = in_thread(lambda: read_input(fifo), 5)
+    assert got.data is None and got.status == "unreadable_file" and "not a regular file" in got.reason
+
+
+def test_a_device_behind_a_link_is_refused(tmp_path):
+    link = tmp_path / "zero.pdf"
+    link.symlink_to("/dev/zero")
+    got = in_thread(lambda: read_input(link), 5)
+    assert got.data is None and "not a regular file" in got.reason
+
+
+def test_size_is_checked_before_reading(tmp_path, monkeypatch):
+    sparse = tmp_path / "huge.pdf"
+    with open(sparse, "wb") as handle:
+        handle.truncate(2 * 1024**3)  # 2 GiB, sparse: costs no disk
+    reads = []
+    monkeypatch.setattr(ingest.os, "read", lambda *a: reads.append(a) or b"")
+    got = read_input(sparse)
+    assert got.status == "too_large" and "2048.0 MiB" in got.reason and reads == []
+
+
+def test_empty_and_missing_files(tmp_path):
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    assert read_input(tmp_path / "empty.pdf").status == "empty"
+    missing = read_input(tmp_path / "sub" / "missing.pdf")
+    assert missing.status == "unreadable_file" and str(tmp_path / "sub" / "missing.pdf") in missing.reason
+    assert read_input(("", b"")).status == "empty"
+
+
+def test_folders_are_expanded_and_what_is_skipped_is_said(tmp_path):
+    folder = tmp_path / "papers"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.pdf").write_bytes(b"%PDF-1.4")
+    (folder / "sub" / "B.PDF").write_bytes(b"%PDF-1.4")
+    (folder / "notes.txt").write_text("x")
+    outside = tmp_path / "outside.pdf"
+    outside.write_bytes(b"%PDF-1.4")
+    (folder / "link.pdf").symlink_to(outside)
+    scan = collect_pdf_files([folder, tmp_path / "loose.pdf"])
+    assert scan.files == [str(folder / "a.pdf"), str(folder / "sub" / "B.PDF"), str(tmp_path / "loose.pdf")]
+    assert dict(scan.skipped) == {str(folder / "link.pdf"): "a link to a file outside the folder",
+                                  str(folder / "notes.txt"): "not a .pdf file"}
+
+
+def test_a_slow_pdf_is_stopped_at_its_time_budget(pdf_dir):
+    data = slow_pdf(pages=20)
+    started = time.monotonic()
+    with ExtractionPool(workers=2, seconds_base=8, seconds_per_page=0.1) as pool:
+        results = pool.run([("slow.pdf", data), (OTHER, (pdf_dir / OTHER).read_bytes())])
+    spent = time.monotonic() - started
+    assert results[0].status == "too_slow" and "time budget" in results[0].reason
+    assert results[1].status == "ok" and results[1].n_pages == 3  # the other file is not held up
+    assert spent < 40  # the budget (10 s) plus starting the workers, not the ~5 min the file would take
+
+
+def test_a_pdf_that_needs_too_much_memory_is_stopped(pdf_dir):
+    bomb = slow_pdf(pages=1, repeats=10, padding=60 << 20)  # 60 MiB of content in ~60 KB
+    assert len(bomb) < 1 << 20
+    with ExtractionPool(workers=1, memory_mb=110) as pool:
+        results = pool.run([("bomb.pdf", bomb), (OTHER, (pdf_dir / OTHER).read_bytes())])
+    assert results[0].status == "too_large" and "memory" in results[0].reason
+    assert results[1].status == "ok"  # the next file gets a working reader
+
+
+def test_a_worker_that_crashes_gives_a_status_and_the_pool_goes_on(pdf_dir, monkeypatch):
+    with ExtractionPool(workers=1) as pool:
+        first = pool._spawn()
+        first.process.kill()
+        first.process.join()
+        pool._workers = [first]
+        results = pool.run([(OTHER, (pdf_dir / OTHER).read_bytes()), (SMALL, (pdf_dir / SMALL).read_bytes())])
+    assert [r.status for r in results] == ["ok", "ok"]
+
+
+HOSTILE = textwrap.dedent("""
+    import sys, time
+    from rag_core.library import Library
+    t = time.time()
+    report = Library(sys.argv[1]).add_pdfs("c", [sys.argv[2]], compute_embeddings=False)
+    print(report.files[0].status, round(time.time() - t, 1))
+""")
+
+
+@pytest.mark.slow
+def test_a_hostile_file_gets_a_status_within_60_s_while_other_ingests_proceed(tmp_path, pdf_dir):
+    library = Library(tmp_path / "data")
+    library.create("c")
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(slow_pdf(pages=50))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.monotonic()
+    hostile = subprocess.Popen([sys.executable, "-c", HOSTILE, str(library.root), str(bomb)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(3)
+    other = subprocess.run([sys.executable, "-c", HOSTILE, str(library.root), str(pdf_dir / OTHER)],
+                           capture_output=True, text=True, env=env, timeout=120)
+    other_done = time.monotonic() - started
+    out, err = hostile.communicate(timeout=120)
+    hostile_done = time.monotonic() - started
+    assert other.stdout.split()[0] == "ok", other.stderr
+    assert out.split()[0] == "too_slow", err
+    assert hostile_done < 60
+    assert other_done < hostile_done  # not held up by the lock
+    assert [d["source"] for d in library.documents("c")] == [OTHER]
+
+
+def test_progress_events_and_an_honest_eta(tmp_path, pdf_dir):
+    events = []
+    Library(tmp_path / "data").add_pdfs("c", [pdf_dir / OTHER, pdf_dir / SMALL], progress=events.append,
+                                        compute_embeddings=False)
+    stages = [e.stage for e in events]
+    assert stages[0] == "read" and stages[-1] == "done" and "extract" in stages and "index" in stages
+    fractions = [e.fraction for e in events]
+    assert fractions[-1] == 1.0 and all(0 <= f <= 1 for f in fractions)
+    extract = [e for e in events if e.stage == "extract"]
+    assert extract[-1].pages_done == extract[-1].pages_total == 7
+    assert all(e.eta_s is None or e.eta_s >= 0 for e in events)
+
+
+def test_rates_are_remembered_for_the_next_estimate(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path))
+    ingest.remember_rates(pages_per_s=42.0, embed_chunks_per_s=-1)
+    rates = ingest.measured_rates()
+    assert rates["pages_per_s"] == 42.0 and rates["embed_chunks_per_s"] == 12.0

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from .render import page_label, terminal_safe
 from .settings import DATA_DIR_ENV, DEFAULT_POOL
 
 SEARCH_MODES = ("tfidf", "bm25", "dense", "hybrid", "exact")
@@ -57,7 +58,7 @@ def _progress_bar(enabled: bool):
         if event.stage == "embed":
             parts.append(f"embedding {event.chunks_done}/{event.chunks_total} chunks")
         elif event.current_file:
-            parts.append(event.current_file)
+            parts.append(_line(event.current_file))
         if event.eta_s is not None:
             parts.append(f"{event.eta_s:.0f} s left")
         bar.set_description_str(", ".join(parts)[:100], refresh=True)
@@ -78,26 +79,27 @@ def cmd_ingest(args) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     else:
-        width = max((len(f.source) for f in report.files), default=10)
-        for f in report.files:
-            detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else f.reason
-            print(f"{f.status:15s} {f.source:{width}s}  {detail}")
+        names = [_line(f.source) for f in report.files]
+        width = max((len(n) for n in names), default=10)
+        for f, name in zip(report.files, names, strict=True):
+            detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else _line(f.reason)
+            print(f"{f.status:15s} {name:{width}s}  {detail}")
         added = len(report.added)
-        print(f"\n{added} of {len(report.files)} files added to {report.collection!r}: "
+        print(f"\n{added} of {len(report.files)} files added to {_line(repr(report.collection))}: "
               f"{report.chunks_added} chunks in {report.seconds:.1f} s.")
     usable = [f for f in report.files if f.status in ("ok", "duplicate")]
     return EXIT_OK if usable else EXIT_FAILURE
 
 
+def _line(text: object) -> str:
+    """Text from a document or a user, safe to print on one terminal line (no control characters)."""
+    return terminal_safe(text, one_line=True)
+
+
 def _page_text(row: dict) -> str:
-    page = row.get("page") or row.get("page_start")
-    if page is None:
+    if not (row.get("page") or row.get("page_start")):
         return ""
-    end = row.get("page_end")
-    text = f"p. {page}" if not end or end == page or row.get("page") else f"pp. {page}-{end}"
-    if row.get("page_label") and str(row["page_label"]) != str(page):
-        text += f" (printed {row['page_label']})"
-    return text
+    return _line(page_label(row))
 
 
 def _print_rows(rows: list[dict], mode: str) -> None:
@@ -106,7 +108,7 @@ def _print_rows(rows: list[dict], mode: str) -> None:
         return
     for row in rows:
         if mode == "exact":
-            print(f"#{row['rank']:<3} {row['source']}  {_page_text(row)}  chunk {row['chunk_index']} "
+            print(f"#{row['rank']:<3} {_line(row['source'])}  {_page_text(row)}  chunk {row['chunk_index']} "
                   f"[{row['start']}:{row['end']}]")
             body = row["snippet"]
         else:
@@ -116,9 +118,9 @@ def _print_rows(rows: list[dict], mode: str) -> None:
             if row.get("found_by"):
                 extra += f"  [{row['found_by']}]"
             print(f"#{row['rank']:<3} score {row['score']:.4f} ({row['score_type']})  cosine {row['cosine']:.3f}"
-                  f"{extra}  {row['source']}  {_page_text(row)}")
+                  f"{extra}  {_line(row['source'])}  {_page_text(row)}")
             body = row["text"]
-        snippet = " ".join(body.split())
+        snippet = _line(" ".join(body.split()))
         print(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), 96), "     "))
 
 
@@ -151,7 +153,7 @@ def cmd_search(args) -> int:
         print(json.dumps(payload, ensure_ascii=False, indent=1))
         return EXIT_OK
     if args.mode == "hybrid" and rows:
-        print(f"Reranker: {rows[0]['reranker_detail']}\n")
+        print(f"Reranker: {_line(rows[0]['reranker_detail'])}\n")
     _print_rows(rows, args.mode)
     return EXIT_OK
 
@@ -163,19 +165,19 @@ def cmd_list(args) -> int:
         if args.json:
             print(json.dumps(docs, ensure_ascii=False, indent=1))
         elif not docs:
-            print(f"Collection {args.collection!r} has no documents; add PDFs with `rag-core ingest`.")
+            print(f"Collection {_line(repr(args.collection))} has no documents; add PDFs with `rag-core ingest`.")
         else:
             for d in docs:
-                print(f"{d['doc_id']}  {d['pages']:4d} pages  {d['chunks']:5d} chunks  {d['source']}")
+                print(f"{_line(d['doc_id'])}  {d['pages']:4d} pages  {d['chunks']:5d} chunks  {_line(d['source'])}")
         return EXIT_OK
     infos = library.list()
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], ensure_ascii=False, indent=1))
     elif not infos:
-        print(f"No collections in {library.root}. Create one with `rag-core ingest NAME FILES...`.")
+        print(f"No collections in {_line(library.root)}. Create one with `rag-core ingest NAME FILES...`.")
     else:
         for i in infos:
-            print(f"{i.name:30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks")
+            print(f"{_line(i.name):30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks")
     return EXIT_OK
 
 
@@ -186,16 +188,16 @@ def cmd_remove(args) -> int:
             raise UsageError(f"to delete the whole collection {args.collection!r}, add --yes; "
                              "to remove documents, name them")
         library.delete(args.collection)
-        print(f"Deleted collection {args.collection!r}.")
+        print(f"Deleted collection {_line(repr(args.collection))}.")
         return EXIT_OK
     removed = library.remove_documents(args.collection, args.documents)
-    print(f"Removed {len(removed)} document(s) from {args.collection!r}: {', '.join(removed)}")
+    print(f"Removed {len(removed)} document(s) from {_line(repr(args.collection))}: {_line(', '.join(removed))}")
     return EXIT_OK
 
 
 def cmd_rename(args) -> int:
     info = _library(args).rename(args.old, args.new)
-    print(f"Renamed {args.old!r} to {info.name!r}.")
+    print(f"Renamed {_line(repr(args.old))} to {_line(repr(info.name))}.")
     return EXIT_OK
 
 
@@ -310,13 +312,13 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--pool must be at least 1")
         return args.func(args)
     except UsageError as exc:
-        print(f"rag-core: error: {exc}", file=sys.stderr)
+        print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("rag-core: interrupted; the collection keeps its previous version.", file=sys.stderr)
         return 130
     except (ValueError, RuntimeError, OSError) as exc:
-        print(f"rag-core: error: {exc}", file=sys.stderr)
+        print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_FAILURE
 
 

@@ -34,9 +34,9 @@ EXACT_MODES = {
 }
 EXACT_SHORT = {"normalized": "folded", "literal": "literal", "regex": "regular expression"}
 SCORE_WORDS = {
-    "rerank": "score: the cross-encoder's relevance score",
-    "fused": "score: BM25 and embedding scores, min-max normalised over the pool and summed",
-    "rrf": "score: reciprocal rank fusion of the first-stage lists",
+    "rerank": "Score: the cross-encoder's relevance score.",
+    "fused": "Score: BM25 + embedding scores, min-max normalised.",
+    "rrf": "Score: reciprocal rank fusion of the first-stage lists.",
 }
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 ROW_HEIGHT = 92  # five lines of wrapped text: the title, then the passage
@@ -70,7 +70,7 @@ def movement_label(row: dict) -> str:
 def passage_cell(row: dict, titles: dict, query: str) -> str:
     title = title_of(row, titles)
     text = row.get("snippet") if row.get("score_type") == "exact" else row.get("text")
-    return f"{title} · {page_label(row)}\n{snippet(text or '', query, chars=150)}"
+    return f"{title} · {page_label(row)} — {snippet(text or '', query, chars=150)}"
 
 
 def list_frame(kind: str, rows: list[dict], titles: dict, query: str) -> pd.DataFrame:
@@ -179,9 +179,11 @@ def list_caption(kind: str, result: dict, settings: dict) -> str:
         rows = result["hybrid"]
         how = "reordered by the cross-encoder" if result["reranker_kind"] == "cross_encoder" else "fused"
         words = SCORE_WORDS.get(rows[0]["score_type"], "") if rows else ""
-        return f"BM25 + embedding pool, {how}. {words.capitalize()}."
+        return f"Pool of TF-IDF, BM25 and embeddings, {how}. {words}"
     what = "the exact phrase" if settings.get("exact_phrase") else "the question"
     total, documents = result.get("exact_total", 0), result.get("exact_documents", 0)
+    if not total:
+        return f"Where {what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')})."
     found = (f"{'At least ' if result.get('exact_capped') else ''}{total:,} place{'s' if total != 1 else ''} "
              f"in {documents} document{'s' if documents != 1 else ''}")
     shown = f"; the {len(result['exact'])} most about the question first" if total > len(result["exact"]) else ""
@@ -204,7 +206,7 @@ def show_results(lib) -> None:
     text_line(f"Results for “{result['query']}” in {name}", heading=True)
     if stale:
         st.warning("The collection changed since these results were computed: press Compare again.")
-    text_line("Hybrid reranker:", result["reranker_detail"], bold_first=True, muted=True)
+    text_line("Hybrid reranker:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
     if not (result["tfidf"] or result["exact"] or result.get("lexical_match", True)):
         note("warning", "Nothing in the collection matches the question word for word.")
 
@@ -234,11 +236,12 @@ def show_results(lib) -> None:
     options = {option_label(k, r): (k, i) for k in ("tfidf", "hybrid", "exact") for i, r in enumerate(result[k])}
     if not options:
         return
-    pick_col, csv_col, json_col = st.columns([4, 1.2, 1.2], vertical_alignment="bottom")
+    pick_col, open_col, csv_col, json_col = st.columns([4, 1, 1.2, 1.2], vertical_alignment="bottom")
     if st.session_state.get(PICK_KEY) not in options:
         st.session_state[PICK_KEY] = next(iter(options))
-    pick_col.selectbox("Open a passage (or click a row)", list(options), key=PICK_KEY,
-                       on_change=lambda: st.session_state.update({OPEN_KEY: True}))
+    pick_col.selectbox("Passage (or click a row in a list)", list(options), key=PICK_KEY)
+    if open_col.button("Open passage", key="cmp_open", icon=":material/article:", width="stretch"):
+        st.session_state[OPEN_KEY] = True
     csv_col.download_button("Download CSV", comparison_csv(result, settings, titles),
                             file_name="comparison.csv", mime="text/csv", icon=":material/download:",
                             key="cmp_csv", width="stretch")
@@ -281,7 +284,7 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
             facts.append("the cross-encoder read only the start of this passage")
         st.caption(" · ".join(facts))
     else:
-        text_line("Match:", f"“{row['match']}”", bold_first=True, muted=True)
+        text_line("Match:", f"“{row['match']}”", bold_first=True, muted=True, sep=" ")
     left, right = st.columns([3, 2], gap="large")
     with left:
         passage_box(text, result["query"], spans)

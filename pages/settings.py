@@ -35,10 +35,10 @@ def why_not(status) -> str:
 
 def model_lines(role: str, name: str | None) -> None:
     if not name:
-        text_line(f"{role}:", "none chosen", bold_first=True)
+        text_line(f"{role}:", "none chosen", bold_first=True, sep=" ")
         return
     found = resolve_model(name)
-    text_line(f"{role}:", name, ORIGIN_WORDS.get(found.origin, found.origin), bold_first=True)
+    text_line(f"{role}:", f"{name} — {ORIGIN_WORDS.get(found.origin, found.origin)}", bold_first=True, sep=" ")
     text_line(found.detail, muted=True)
 
 
@@ -110,7 +110,7 @@ def body() -> None:
     st.subheader("Models", anchor=False)
     model_lines("Embedding model (bi-encoder)", prefs.embedding_model)
     model_lines("Cross-encoder (reranker)", prefs.cross_encoder_model)
-    text_line("Device:", select_device(), "set RAG_CORE_DEVICE to force one", bold_first=True)
+    text_line("Device:", f"{select_device()} (set RAG_CORE_DEVICE to force one)", bold_first=True, sep=" ")
     reranker_section(prefs)
 
     st.subheader("Data folder", anchor=False)
@@ -118,7 +118,7 @@ def body() -> None:
     text_line(str(data_dir()), bold_first=True)
     st.caption(f"Set the environment variable `{DATA_DIR_ENV}` before starting the app to use another folder. "
                f"Collections: {len(library().names())}.")
-    text_line("Settings file:", str(preferences_path(data_dir())), muted=True)
+    text_line("Settings file:", str(preferences_path(data_dir())), muted=True, sep=" ")
 
     st.subheader("Passages of new collections", anchor=False)
     chunking_section(prefs)

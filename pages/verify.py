@@ -89,7 +89,7 @@ def body() -> None:
     if result["closest"]:
         st.subheader("Closest passages by meaning", anchor=False)
         if result.get("reranker_detail"):
-            text_line("Ordered by:", result["reranker_detail"], bold_first=True, muted=True)
+            text_line("Ordered by:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
         left, right = st.columns([3, 2], gap="large")
         with left:
             for row in result["closest"]:

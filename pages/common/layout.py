@@ -49,7 +49,7 @@ mark.rc-hit {background: #ffc36b; color: inherit; font-weight: 600; padding: 0 1
 .rc-brand {font-weight: 700; white-space: nowrap; padding: 0.35rem 0.75rem 0.35rem 0;}
 </style>
 """
-NOTE_SIGNS = {"info": "ⓘ", "success": "✓", "warning": "⚠", "error": "✕"}
+NOTE_SIGNS = {"success": "✓", "warning": "⚠", "error": "✕"}  # (the font has no good "info" sign)
 
 
 # ---------------------------------------------------------------- page setup and navigation
@@ -77,20 +77,21 @@ def setup_page(key: str) -> None:
 # ---------------------------------------------------------------- literal text
 
 
-def text_line(*parts: object, bold_first: bool = False, muted: bool = False, heading: bool = False) -> None:
-    """One line of literal text: the parts joined by " · ", the first one bold if asked."""
+def text_line(*parts: object, bold_first: bool = False, muted: bool = False, heading: bool = False,
+              sep: str = " · ") -> None:
+    """One line of literal text: the parts joined by ``sep``, the first one bold if asked."""
     pieces = [literal_html(p) for p in parts if p not in (None, "")]
     if bold_first and pieces:
         pieces[0] = f"<strong>{pieces[0]}</strong>"
     css = "rc-line" + (" rc-muted" if muted else "") + (" rc-heading" if heading else "")
-    st.html(f'<div class="{css}">{" · ".join(pieces)}</div>')
+    st.html(f'<div class="{css}">{literal_html(sep).join(pieces)}</div>')
 
 
 def note(kind: str, text: str, *, lead: str | None = None) -> None:
     """An info/success/warning/error box whose text is shown literally (``lead``: bold, ours)."""
     head = f"<strong>{literal_html(lead)}</strong> " if lead else ""
-    st.html(f'<div class="rc-note rc-note-{kind}" role="status">{NOTE_SIGNS.get(kind, "")} '
-            f'{head}{literal_html(text)}</div>')
+    sign = f"{NOTE_SIGNS[kind]} " if kind in NOTE_SIGNS else ""
+    st.html(f'<div class="rc-note rc-note-{kind}" role="status">{sign}{head}{literal_html(text)}</div>')
 
 
 def passage_box(text: str, query: str = "", spans: Iterable[tuple[int, int]] | None = None, *,

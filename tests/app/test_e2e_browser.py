@@ -191,7 +191,13 @@ def test_browser_end_to_end(tmp_path):
                 no_exception(page)
                 shot(page, "3-compare", tall=False)
 
-                # 3. A passage opens in a dialog, in view without scrolling.
+                # 3. A click on a row opens its passage in a dialog, in view without scrolling.
+                table = page.locator('[data-testid="stDataFrame"]').nth(1).bounding_box()
+                page.mouse.click(table["x"] + 16, table["y"] + 36 + 92 // 2)  # the first row's tick box
+                dialog = page.get_by_role("dialog")
+                expect(dialog.get_by_text("Hybrid #1")).to_be_visible(timeout=30_000)
+                page.keyboard.press("Escape")
+                expect(dialog).to_have_count(0)
                 open_passage(page, expect, "Hybrid #2")
                 dialog = page.get_by_role("dialog")
                 expect(dialog.get_by_text("Hybrid #2")).to_be_visible()

@@ -156,9 +156,10 @@ def documents_section(lib, name: str) -> None:
     if not docs:
         st.info("This collection has no documents yet: add PDFs above.", icon=":material/description:")
         return
+    has_titles = any(d.get("title") for d in docs)
     st.dataframe(pd.DataFrame([{
         "document": d["source"],
-        "title": short_title(d) if d.get("title") else "",
+        **({"title": short_title(d) if d.get("title") else ""} if has_titles else {}),
         "pages": d.get("pages"),
         "passages": d.get("chunks"),
         "size (KB)": round(d.get("bytes", 0) / 1024),

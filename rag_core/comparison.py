@@ -83,7 +83,8 @@ def compare(
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    tfidf = search(query, index, top=top, rerank=False, sources=sources)
+    # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
+    tfidf = [r for r in search(query, index, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
     timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()

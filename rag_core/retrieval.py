@@ -75,15 +75,16 @@ def _row(index: RagIndex, i: int, rank: int, score: float, score_type: str, cosi
 
 def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
                    sources: Collection[str] | None = None) -> list[dict]:
-    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking of the passages that
-    share a term with the query (none: an empty list)."""
+    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking."""
     query = check_query(query)
     if method not in LEXICAL_METHODS:
         raise ValueError(f"method must be one of {LEXICAL_METHODS}, got {method!r}")
     mask = _source_mask(index, sources)
     cos = index.tfidf_scores(query)
     scores = cos if method == "tfidf" else index.bm25_scores(query)
-    order = top_k(_masked(scores, mask), top, positive_only=True)  # a passage sharing no term is no match
+    order = top_k(_masked(scores, mask), top)
+    if mask is not None:
+        order = order[mask[order]]
     score_type = "cosine" if method == "tfidf" else "bm25"
     return [_row(index, i, r, scores[i], score_type, cos[i]) for r, i in enumerate(order, start=1)]
 

@@ -39,7 +39,7 @@ SCORE_WORDS = {
     "rrf": "Score: reciprocal rank fusion of the first-stage lists.",
 }
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
-ROW_HEIGHT = 92  # five lines of wrapped text: the title, then the passage
+ROW_HEIGHT = 92  # five lines of wrapped text: document, page, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 COLUMNS = {  # widths (px) that fit three lists side by side in a 1600 px window, headers whole
@@ -68,9 +68,11 @@ def movement_label(row: dict) -> str:
 
 
 def passage_cell(row: dict, titles: dict, query: str) -> str:
-    title = title_of(row, titles)
-    text = row.get("snippet") if row.get("score_type") == "exact" else row.get("text")
-    return f"{title} · {page_label(row)} — {snippet(text or '', query, chars=150)}"
+    if row.get("score_type") == "exact":  # around the match itself
+        text, query = row.get("snippet") or "", row.get("match") or query
+    else:
+        text = row.get("text") or ""
+    return f"{title_of(row, titles)} · {page_label(row)} — {snippet(text, query, chars=150)}"
 
 
 def list_frame(kind: str, rows: list[dict], titles: dict, query: str) -> pd.DataFrame:

@@ -152,6 +152,7 @@ def test_the_app_listens_on_this_computer_only_and_uses_the_native_pages_folder(
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
     assert config["server"]["address"] == "127.0.0.1"
     assert config["client"]["showSidebarNavigation"] is False  # the pages draw the top navigation
+    assert config["client"]["disableDataExport"] is True  # tables export no raw CSV (formulas)
     for path in [REPO / "app.py", *sorted((REPO / "pages").rglob("*.py"))]:
         source = path.read_text(encoding="utf-8")
         tree = ast.parse(source)

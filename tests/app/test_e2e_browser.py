@@ -187,6 +187,9 @@ def test_browser_end_to_end(tmp_path):
                     assert column in headers, f"column {column!r} missing from {headers}"
                 assert headers.count("#") == 3 and headers.count("passage") == 3, headers
                 expect(page.get_by_text("Hybrid reranker:")).to_be_visible()
+                page.locator('[data-testid="stDataFrame"]').first.hover()
+                expect(page.get_by_role("button", name="Search").first).to_be_visible()  # the toolbar is there,
+                assert page.get_by_role("button", name="Download as CSV").count() == 0  # its raw CSV export not
                 expect(page.get_by_text(re.compile(r"\d+ places? in \d+ documents?"))).to_be_visible()
                 no_exception(page)
                 shot(page, "3-compare", tall=False)

@@ -1,33 +1,29 @@
 """Literature grounding: the Streamlit app on top of rag_core.
 
-Run with ``streamlit run app.py``. Four pages: Compare, Verify, Collections, Settings.
+Run with ``streamlit run app.py``. Four pages, one file each in ``pages/``: Compare
+(``/compare``), Verify (``/verify``), Collections (``/collections``), Settings
+(``/settings``). This entry page (``/``) opens Compare.
+
+Why Streamlit's native ``pages/`` mode and not ``st.navigation`` (measured in Chromium with
+Streamlit 1.67, a fresh server for each run, every URL opened in a new tab):
+
+* ``st.navigation`` with the pages in a folder named ``pages/``: Streamlit decides once per
+  server process, before any script runs, that a ``pages/`` folder means its legacy mode,
+  and only a run of this file's ``st.navigation`` switches that off. So the first visitor
+  who opens ``/compare`` gets the legacy sidebar menu (app, collections, compare, …) without
+  the app's layout, until somebody opens ``/``; and ``/compare`` as the default page of
+  ``st.navigation`` lives at ``/`` only, so ``/compare`` said "Page not found". Making that
+  work meant resetting ``PagesManager.uses_pages_directory``, a Streamlit internal.
+* Native ``pages/`` mode: ``/``, ``/compare``, ``/verify``, ``/collections`` and
+  ``/settings`` each opened the right page, first visit or not, in every order tried.
+
+So each page sets itself up (``pages.common.layout.setup_page``: wide layout, styles, and
+the navigation across the top as ``st.page_link`` buttons; Streamlit's sidebar menu is off in
+``.streamlit/config.toml``), and this file only sends ``/`` to Compare.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 import streamlit as st
 
-ROOT = Path(__file__).resolve().parent
-if str(ROOT) not in sys.path:  # the pages import the shared UI helpers and rag_core from here
-    sys.path.insert(0, str(ROOT))
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-APP_TITLE = "Literature grounding"
-
-# Page config and navigation come first, before rag_core (and torch) are imported by the
-# pages, so the browser shows the right menu at once.
-st.set_page_config(page_title=APP_TITLE, page_icon=":material/menu_book:", layout="wide")
-navigation = st.navigation(
-    [
-        st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", default=True),
-        st.Page("pages/verify.py", title="Verify a quote", icon=":material/fact_check:"),
-        st.Page("pages/collections.py", title="Collections", icon=":material/library_books:"),
-        st.Page("pages/settings.py", title="Settings & about", icon=":material/settings:"),
-    ],
-    position="top",  # the three result lists of Compare need the full width
-)
-navigation.run()
+st.switch_page("pages/compare.py")

@@ -1,36 +1,27 @@
-"""Collections: create, fill with PDFs (with progress), list, remove documents, rename, delete."""
+"""Collections: create, fill with PDFs (with progress), list, remove documents (with undo), rename, delete."""
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-ROOT = str(Path(__file__).resolve().parents[1])  # the repo root: pages._ui and rag_core import from it
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+import pandas as pd
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-from pages._ui import hand_over_to_app  # noqa: E402
-
-hand_over_to_app()
-
-import pandas as pd  # noqa: E402
-from pages._ui import (  # noqa: E402
+from pages.common.layout import PAGES, link, note, run_page, show_error, text_line
+from pages.common.state import (
     ACTIVE_KEY,
-    PAGE_COMPARE,
-    PAGE_SETTINGS,
-    PAGE_VERIFY,
-    fmt_seconds,
+    flash,
     library,
-    link,
     pick_collection,
     preferences,
-    run_page,
-    show_error,
+    take_flash,
 )
-from rag_core.library import CollectionError, IngestProgress  # noqa: E402
+from rag_core.errors import CollectionError
+from rag_core.render import literal_html, seconds_text, short_title
 
+MANAGE_KEY = "manage_collection"
+REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"
+UNDO_KEY = "remove_undo"  # what the last removal took away, to put it back
 STAGE_WORDS = {"extract": "Reading", "embed": "Embedding passages", "index": "Building the index", "done": "Done"}
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
 
@@ -55,13 +46,36 @@ def create_section(lib) -> None:
             show_error(exc)
             return
         st.session_state[ACTIVE_KEY] = info.name
-        st.session_state.pop("manage_collection", None)
-        st.session_state["flash"] = f"Created collection “{info.name}”. Now add PDFs to it."
+        st.session_state.pop(MANAGE_KEY, None)
+        flash("success", f"Created collection “{info.name}”. Now add PDFs to it.")
         st.rerun()
 
 
+def collections_table(infos) -> None:
+    st.dataframe(pd.DataFrame([{
+        "collection": i.name, "documents": i.documents, "pages": i.pages, "passages": i.chunks,
+        "chunk size": i.chunk_size, "overlap": i.overlap,
+        "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(i.updated)) if i.updated else "",
+        "state": "damaged" if getattr(i, "error", None) else "ok",
+    } for i in infos]), hide_index=True, width="stretch", key="collections_table", placeholder="")
+
+
+def damaged_section(damaged) -> None:
+    """Each damaged collection with its error and a way out: open it below to delete it."""
+    for info in damaged:
+        with st.container(border=True):
+            note("error", info.error, lead=f"“{info.name}” cannot be read.")
+            st.caption("Its stored PDFs are still in its folder. Delete it and add the PDFs again, or restore "
+                       "the folder from a backup.")
+            st.button("Open it below to delete it", key=f"open_damaged_{info.name}", icon=":material/build:",
+                      on_click=lambda n=info.name: st.session_state.update({MANAGE_KEY: n, ACTIVE_KEY: n}))
+
+
+# ---------------------------------------------------------------- adding PDFs
+
+
 def upload_section(lib, name: str) -> None:
-    st.markdown("#### Add PDFs")
+    st.subheader("Add PDFs", anchor=False)
     nonce = st.session_state.setdefault("uploader_nonce", 0)
     files = st.file_uploader(
         "PDF files (you can select many at once)", type=["pdf"], accept_multiple_files=True,
@@ -72,14 +86,17 @@ def upload_section(lib, name: str) -> None:
     add = st.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
     if add and files:
         bar = st.progress(0.0, text="Starting…")
+        current = st.empty()  # the file being read, as literal text (progress text reads markdown)
         started = time.perf_counter()
 
-        def on_progress(event: IngestProgress) -> None:
+        def on_progress(event) -> None:
             stage = STAGE_WORDS.get(event.stage, event.stage)
             if event.stage == "extract" and event.current_file:
-                what = f"{stage} file {event.files_done + 1} of {event.files_total}: {event.current_file}"
+                what = f"{stage} file {event.files_done + 1} of {event.files_total}"
+                current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
             elif event.stage == "embed":
                 what = f"{stage} ({event.chunks_done:,} of {event.chunks_total:,})"
+                current.empty()
             else:
                 what = stage
             if event.stage == "done":
@@ -87,17 +104,19 @@ def upload_section(lib, name: str) -> None:
             elif event.eta_s is None:
                 left = " — estimating the time left"
             else:
-                left = f" — about {fmt_seconds(event.eta_s)} left"
+                left = f" — about {seconds_text(event.eta_s)} left"
             bar.progress(min(max(event.fraction, 0.0), 1.0),
-                         text=f"{what}{left} (elapsed {fmt_seconds(event.elapsed_s)})")
+                         text=f"{what}{left} (elapsed {seconds_text(event.elapsed_s)})")
 
+        pdfs = [(f.name, f.getvalue()) for f in files]  # the library takes names and bytes
         try:
-            report = lib.add_pdfs(name, files, progress=on_progress, create=False)
+            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False)
         except ValueError as exc:
             bar.empty()
+            current.empty()
             show_error(exc)
             return
-        bar.progress(1.0, text=f"Finished in {fmt_seconds(time.perf_counter() - started)}.")
+        bar.progress(1.0, text=f"Finished in {seconds_text(time.perf_counter() - started)}.")
         st.session_state["last_report"] = {"collection": name, **report.to_dict()}
         st.session_state["uploader_nonce"] = nonce + 1  # empties the uploader
         st.rerun()
@@ -112,7 +131,7 @@ def show_report(report: dict) -> None:
     added = [f for f in files if f["status"] == "ok"]
     skipped = len(files) - len(added)
     summary = (f"Last upload: {len(added)} of {len(files)} file(s) added, {report['chunks_added']:,} passages, "
-               f"in {fmt_seconds(report['seconds'])}.")
+               f"in {seconds_text(report['seconds'])}.")
     (st.success if not skipped else st.warning)(
         summary + (f" {skipped} skipped — see why below." if skipped else ""), icon=":material/download_done:")
     table = pd.DataFrame([{
@@ -123,37 +142,91 @@ def show_report(report: dict) -> None:
         "details": f["reason"],
         "seconds": round(f["seconds"], 1),
     } for f in files])
-    st.dataframe(table, hide_index=True, width="stretch", key="ingest_report",
+    st.dataframe(table, hide_index=True, width="stretch", key="ingest_report", placeholder="",
                  column_config={"details": st.column_config.TextColumn(width="large")})
+
+
+# ---------------------------------------------------------------- documents, removal with undo
 
 
 def documents_section(lib, name: str) -> None:
     docs = lib.documents(name)
-    st.markdown("#### Documents")
+    st.subheader("Documents", anchor=False)
+    undo_offer(lib, name)
     if not docs:
         st.info("This collection has no documents yet: add PDFs above.", icon=":material/description:")
         return
-    table = pd.DataFrame([{
+    has_titles = any(d.get("title") for d in docs)
+    st.dataframe(pd.DataFrame([{
         "document": d["source"],
+        **({"title": short_title(d) if d.get("title") else ""} if has_titles else {}),
         "pages": d.get("pages"),
         "passages": d.get("chunks"),
         "size (KB)": round(d.get("bytes", 0) / 1024),
         "added": time.strftime("%Y-%m-%d %H:%M", time.localtime(d.get("added", 0))),
         "notes": "; ".join(d.get("warnings") or []),
-    } for d in docs])
-    st.dataframe(table, hide_index=True, width="stretch", key="documents_table")
-    with st.popover("Remove a document"):
-        doc = st.selectbox("Document", [d["source"] for d in docs], key="remove_doc_pick")
-        if st.button("Remove this document", key="remove_doc", type="primary"):
-            removed = lib.remove_documents(name, [doc])
-            st.session_state["flash"] = f"Removed {', '.join(removed)} from “{name}”."
+    } for d in docs]), hide_index=True, width="stretch", key="documents_table", placeholder="")
+    pick_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
+    source = pick_col.selectbox("Remove a document", [d["source"] for d in docs], key="remove_doc_pick")
+    if button_col.button("Remove…", key="remove_doc", icon=":material/delete:", width="stretch"):
+        st.session_state[REMOVE_KEY] = {"collection": name, "source": source}
+    pending = st.session_state.get(REMOVE_KEY)
+    if pending and pending["collection"] == name:
+        confirm_removal(lib, name, docs, pending["source"])
+
+
+def confirm_removal(lib, name: str, docs: list[dict], source: str) -> None:
+    doc = next((d for d in docs if d["source"] == source), None)
+    if doc is None:
+        st.session_state.pop(REMOVE_KEY, None)
+        return
+    with st.container(border=True):
+        note("warning", f"Remove “{source}” from “{name}”? Its passages leave the index and its stored PDF "
+                        "is deleted. You can undo this right after.")
+        yes, no = st.columns(2)
+        if yes.button("Yes, remove it", type="primary", key="remove_doc_confirm", width="stretch"):
+            path = lib.pdf_path(name, doc["doc_id"])
+            data = path.read_bytes() if path is not None else None  # kept for the undo
+            lib.remove_documents(name, [doc["doc_id"]])
+            st.session_state.pop(REMOVE_KEY, None)
+            st.session_state[UNDO_KEY] = {"collection": name, "source": source, "data": data}
+            st.rerun()
+        if no.button("Cancel", key="remove_doc_cancel", width="stretch"):
+            st.session_state.pop(REMOVE_KEY, None)
             st.rerun()
 
 
+def undo_offer(lib, name: str) -> None:
+    undo = st.session_state.get(UNDO_KEY)
+    if not undo or undo["collection"] != name:
+        return
+    with st.container(border=True):
+        if undo["data"] is None:
+            note("success", f"Removed “{undo['source']}” from “{name}”. Its PDF was not stored, so it cannot be "
+                            "put back from here: add the file again.")
+            st.session_state.pop(UNDO_KEY, None)
+            return
+        note("success", f"Removed “{undo['source']}” from “{name}”.")
+        if st.button("Undo: put it back", key="undo_remove", icon=":material/undo:"):
+            with st.spinner("Putting the document back (reading and embedding it again)…"):
+                report = lib.add_pdfs(name, [(undo["source"], undo["data"])], create=False)
+            st.session_state.pop(UNDO_KEY, None)
+            status = report.files[0].status if report.files else "nothing"
+            if status == "ok":
+                flash("success", f"Put “{undo['source']}” back into “{name}”.")
+            else:
+                flash("warning", f"“{undo['source']}” could not be put back ({status}): "
+                                 f"{report.files[0].reason if report.files else ''}")
+            st.rerun()
+
+
+# ---------------------------------------------------------------- rename, delete
+
+
 def manage_section(lib, name: str) -> None:
-    st.markdown("#### Rename or delete")
+    st.subheader("Rename or delete", anchor=False)
     left, right = st.columns(2)
-    with left, st.form("rename_form", border=True):
+    with left, st.form("rename_form", border=True, clear_on_submit=True):
         new = st.text_input("New name", key="rename_to", value="")
         if st.form_submit_button("Rename"):
             if not new.strip():
@@ -161,55 +234,50 @@ def manage_section(lib, name: str) -> None:
             else:
                 info = lib.rename(name, new)
                 st.session_state[ACTIVE_KEY] = info.name
-                st.session_state.pop("manage_collection", None)
-                st.session_state["flash"] = f"Renamed “{name}” to “{info.name}”."
+                st.session_state.pop(MANAGE_KEY, None)
+                flash("success", f"Renamed “{name}” to “{info.name}”.")
                 st.rerun()
     with right, st.container(border=True):
-        st.markdown(f"**Delete “{name}”** — its documents and index are removed from the data folder.")
-        confirm = st.text_input("Type the collection's name to confirm", key="delete_confirm")
+        text_line(f"Delete “{name}”", "its documents, stored PDFs and index are removed from the data folder.",
+                  bold_first=True)
+        nonce = st.session_state.setdefault("delete_nonce", 0)  # a new box (empty) after each delete
+        confirm = st.text_input("Type the collection's name to confirm", key=f"delete_confirm_{nonce}")
         if st.button("Delete collection", type="primary", key="delete_collection",
                      disabled=confirm.strip() != name):
             lib.delete(name)
             st.session_state.pop(ACTIVE_KEY, None)
-            st.session_state.pop("manage_collection", None)
-            st.session_state.pop("delete_confirm", None)
-            st.session_state["flash"] = f"Deleted collection “{name}”."
+            st.session_state.pop(MANAGE_KEY, None)
+            st.session_state["delete_nonce"] = nonce + 1
+            flash("success", f"Deleted collection “{name}”.")
             st.rerun()
 
 
 def body() -> None:
-    st.title(":material/library_books: Collections")
+    st.title(":material/library_books: Collections", anchor=False)
     st.caption("A collection is a set of PDFs searched together. Create one, add PDFs, then go to "
                "Compare or Verify.")
     lib = library()
-    flash = st.session_state.pop("flash", None)
-    if flash:
-        st.success(flash, icon=":material/check_circle:")
+    message = take_flash()
+    if message:
+        note(*message)
 
     infos = lib.list()
-    damaged = sorted(set(lib.names()) - {i.name for i in infos})
+    damaged = [i for i in infos if getattr(i, "error", None)]
     top_left, top_right = st.columns([3, 2], gap="large")
     with top_right:
         create_section(lib)
     with top_left:
         if infos:
-            st.dataframe(pd.DataFrame([{
-                "collection": i.name, "documents": i.documents, "pages": i.pages, "passages": i.chunks,
-                "chunk size": i.chunk_size, "overlap": i.overlap,
-                "updated": time.strftime("%Y-%m-%d %H:%M", time.localtime(i.updated)),
-            } for i in infos]), hide_index=True, width="stretch", key="collections_table")
-        elif not damaged:
+            collections_table(infos)
+        else:
             st.info("No collection yet. Give your first collection a name on the right, then add PDFs.",
                     icon=":material/arrow_forward:")
+        damaged_section(damaged)
 
-        if damaged:
-            st.warning(f"Damaged, cannot be read: {', '.join(damaged)}. Pick it below to see why, then "
-                       "delete it and add its PDFs again.", icon=":material/warning:")
-
-    if not lib.names():
+    if not infos:
         return
     st.divider()
-    name = pick_collection("Work on collection", key="manage_collection")
+    name = pick_collection("Work on collection", key=MANAGE_KEY)
     if name is None:
         return
     try:
@@ -226,12 +294,12 @@ def body() -> None:
     upload_section(lib, name)
     documents_section(lib, name)
     if info.documents:
-        link(PAGE_COMPARE, "Compare searches in this collection", ":material/compare_arrows:")
-        link(PAGE_VERIFY, "Verify a quote against this collection", ":material/fact_check:")
+        link(PAGES["compare"], "Compare searches in this collection", ":material/compare_arrows:")
+        link(PAGES["verify"], "Verify a quote against this collection", ":material/fact_check:")
     st.divider()
     manage_section(lib, name)
     st.caption("Chunking for new collections and the cross-encoder are set on the Settings page.")
-    link(PAGE_SETTINGS, "Settings", ":material/settings:")
+    link(PAGES["settings"], "Settings", ":material/settings:")
 
 
-run_page(body)
+run_page("collections", body)

@@ -2,30 +2,22 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-ROOT = str(Path(__file__).resolve().parents[1])  # the repo root: pages._ui and rag_core import from it
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from pages.common.layout import note, run_page, show_error, text_line
+from pages.common.state import data_dir, flash, library, preferences, take_flash
+from rag_core.models import resolve_model, select_device
+from rag_core.preferences import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, preferences_path, update_preferences
+from rag_core.retrieval import cross_encoder_status, forget_rerankers
+from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL
 
-import streamlit as st  # noqa: E402
-from pages._ui import hand_over_to_app  # noqa: E402
-
-hand_over_to_app()
-
-from pages._ui import data_dir, library, preferences, run_page, show_error  # noqa: E402
-from rag_core.models import resolve_model, select_device  # noqa: E402
-from rag_core.preferences import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, preferences_path, update_preferences  # noqa: E402
-from rag_core.retrieval import cross_encoder_status, forget_rerankers  # noqa: E402
-from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL  # noqa: E402
-
+GENERATION_KEY = "ce_generation"  # bumped when the cross-encoder setting changes: look it up again
 ORIGIN_WORDS = {
-    "bundled": ":material/check_circle: bundled with the app",
-    "local_folder": ":material/check_circle: local folder",
-    "hf_cache": ":material/check_circle: Hugging Face cache",
-    "hub": ":material/public: downloaded from the hub on first use",
-    "unavailable": ":material/cancel: not available",
+    "bundled": "✓ bundled with the app",
+    "local_folder": "✓ local folder",
+    "hf_cache": "✓ Hugging Face cache",
+    "hub": "downloaded from the hub on first use",
+    "unavailable": "✕ not available",
 }
 
 
@@ -35,30 +27,30 @@ def reranker_status(name: str, generation: int):
     return cross_encoder_status(name)
 
 
-def body() -> None:
-    st.title(":material/settings: Settings & about")
-    prefs = preferences()
-    flash = st.session_state.pop("settings_flash", None)
-    if flash:
-        st.success(flash, icon=":material/check_circle:")
+def why_not(status) -> str:
+    """Why hybrid search runs without the cross-encoder (the structured reason when rag_core has one)."""
+    reason = getattr(status, "reason", None)
+    return str(reason) if reason else status.detail.removeprefix("No cross-encoder: ")
 
-    st.subheader("Models", anchor=False)
-    embed = resolve_model(prefs.embedding_model)
-    ce = resolve_model(prefs.cross_encoder_model) if prefs.cross_encoder_model else None
-    st.markdown(
-        f"- **Embedding model (bi-encoder):** `{prefs.embedding_model}` — {ORIGIN_WORDS.get(embed.origin, embed.origin)}"
-        f"  \n  {embed.detail}\n"
-        + (f"- **Cross-encoder (reranker):** `{prefs.cross_encoder_model}` — {ORIGIN_WORDS.get(ce.origin, ce.origin)}"
-           f"  \n  {ce.detail}\n" if ce else "- **Cross-encoder:** none chosen\n")
-        + f"- **Device:** `{select_device()}` (set `RAG_CORE_DEVICE` to force one)"
-    )
-    status = reranker_status(prefs.cross_encoder_model, st.session_state.get("ce_generation", 0))
+
+def model_lines(role: str, name: str | None) -> None:
+    if not name:
+        text_line(f"{role}:", "none chosen", bold_first=True, sep=" ")
+        return
+    found = resolve_model(name)
+    text_line(f"{role}:", f"{name} — {ORIGIN_WORDS.get(found.origin, found.origin)}", bold_first=True, sep=" ")
+    text_line(found.detail, muted=True)
+
+
+def reranker_section(prefs) -> None:
+    status = reranker_status(prefs.cross_encoder_model, st.session_state.get(GENERATION_KEY, 0))
     if status.kind == "cross_encoder":
-        st.success(f"**Hybrid search reorders its pool with the cross-encoder.** {status.detail}",
-                   icon=":material/target:")
-    else:
-        st.info(f"**Hybrid search runs without a cross-encoder.** {status.detail.removeprefix('No cross-encoder: ')}",
-                icon=":material/info:")
+        note("success", status.detail, lead="Hybrid search reorders its pool with the cross-encoder.")
+    elif prefs.cross_encoder_model and prefs.cross_encoder_model != DEFAULT_CROSS_ENCODER_MODEL:
+        note("warning", why_not(status), lead="The cross-encoder cannot be loaded, so hybrid search fuses BM25 "
+                                             "and embedding scores instead.")
+    else:  # none chosen, or the default one, which needs a download this machine may not allow
+        note("info", why_not(status), lead="Hybrid search runs without a cross-encoder.")
 
     with st.form("cross_encoder_form", border=True):
         st.markdown("**Use a cross-encoder**")
@@ -66,7 +58,7 @@ def body() -> None:
             "Give the path of a folder holding a sentence-transformers cross-encoder (one with a config.json; "
             f"for example a saved copy of `{DEFAULT_CROSS_ENCODER_MODEL}`), or a Hugging Face hub name — a hub "
             "name works when it is in the local Hugging Face cache or the machine is online (it is downloaded "
-            "once). Leave empty to use rank fusion of BM25 and embeddings instead."
+            "once). Leave empty to fuse the BM25 and embedding scores instead."
         )
         name = st.text_input("Cross-encoder folder or hub name", value=prefs.cross_encoder_model, key="ce_name")
         buttons = st.container(horizontal=True)
@@ -76,22 +68,20 @@ def body() -> None:
         chosen = DEFAULT_CROSS_ENCODER_MODEL if reset else (name or "").strip()
         update_preferences(data_dir(), cross_encoder_model=chosen)
         forget_rerankers()
-        st.session_state["ce_generation"] = st.session_state.get("ce_generation", 0) + 1
-        found = resolve_model(chosen) if chosen else None
-        if found is not None and not found.available:
-            st.session_state["settings_flash"] = (f"Saved, but the cross-encoder cannot be loaded: {found.detail}. "
-                                                  "Hybrid search uses rank fusion until it can.")
+        generation = st.session_state.get(GENERATION_KEY, 0) + 1
+        st.session_state[GENERATION_KEY] = generation
+        status = reranker_status(chosen, generation)
+        if not chosen:
+            flash("info", "Saved: no cross-encoder; hybrid search fuses BM25 and embedding scores.")
+        elif status.kind == "cross_encoder":
+            flash("success", f"Saved: hybrid search reorders with {chosen}.")
         else:
-            st.session_state["settings_flash"] = "Saved the cross-encoder setting."
+            flash("warning", f"Saved, but the cross-encoder cannot be loaded: {why_not(status)} "
+                             "Hybrid search fuses BM25 and embedding scores until it can.")
         st.rerun()
 
-    st.subheader("Data folder", anchor=False)
-    lib = library()
-    st.markdown(f"Collections, their PDFs and indexes, and these settings are stored in  \n`{data_dir()}`")
-    st.caption(f"Set the environment variable `{DATA_DIR_ENV}` before starting the app to use another folder. "
-               f"Settings file: `{preferences_path(data_dir())}`. Collections: {len(lib.names())}.")
 
-    st.subheader("Passages of new collections", anchor=False)
+def chunking_section(prefs) -> None:
     with st.form("chunking_form", border=True):
         c1, c2 = st.columns(2)
         size = c1.number_input("Passage (chunk) size, characters", min_value=MIN_CHUNK_SIZE,
@@ -106,8 +96,32 @@ def body() -> None:
             except ValueError as exc:
                 show_error(exc)
             else:
-                st.session_state["settings_flash"] = f"New collections will use {int(size):,} / {int(overlap):,}."
+                flash("success", f"New collections will use {int(size):,} / {int(overlap):,}.")
                 st.rerun()
+
+
+def body() -> None:
+    st.title(":material/settings: Settings & about", anchor=False)
+    prefs = preferences()
+    message = take_flash()
+    if message:
+        note(*message)
+
+    st.subheader("Models", anchor=False)
+    model_lines("Embedding model (bi-encoder)", prefs.embedding_model)
+    model_lines("Cross-encoder (reranker)", prefs.cross_encoder_model)
+    text_line("Device:", f"{select_device()} (set RAG_CORE_DEVICE to force one)", bold_first=True, sep=" ")
+    reranker_section(prefs)
+
+    st.subheader("Data folder", anchor=False)
+    st.caption("Collections, their PDFs and indexes, and these settings are stored in")
+    text_line(str(data_dir()), bold_first=True)
+    st.caption(f"Set the environment variable `{DATA_DIR_ENV}` before starting the app to use another folder. "
+               f"Collections: {len(library().names())}.")
+    text_line("Settings file:", str(preferences_path(data_dir())), muted=True, sep=" ")
+
+    st.subheader("Passages of new collections", anchor=False)
+    chunking_section(prefs)
 
     st.subheader("About", anchor=False)
     st.markdown(
@@ -122,4 +136,4 @@ def body() -> None:
     )
 
 
-run_page(body)
+run_page("settings", body)

@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-ROOT = str(Path(__file__).resolve().parents[1])  # the repo root: pages._ui and rag_core import from it
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
-import streamlit as st  # noqa: E402
-from pages._ui import hand_over_to_app  # noqa: E402
-
-hand_over_to_app()  # before the page's own imports and widgets
-
-from pages._ui import (  # noqa: E402
-    PAGE_COLLECTIONS,
+from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
+from pages.common.state import (
+    document_titles,
     library,
-    link,
     page_image,
-    page_note,
-    passage_box,
     pick_collection,
     preferences,
-    run_page,
     searchable_index,
+    title_of,
 )
-from rag_core.comparison import verify_quote  # noqa: E402
+from rag_core.comparison import verify_quote
+from rag_core.render import page_label
 
 RESULT_KEY = "verify_result"
 CONTEXT = 300
-VERDICTS = {
-    "exact": (":material/check_circle:", st.success),
-    "normalized": (":material/check_circle:", st.success),
-    "not_found": (":material/help:", st.warning),
-}
+VERDICT_KINDS = {"exact": "success", "normalized": "success", "not_found": "warning"}
 
 
 def snippet_span(hit: dict, context: int = CONTEXT) -> list[tuple[int, int]]:
@@ -47,8 +32,12 @@ def snippet_span(hit: dict, context: int = CONTEXT) -> list[tuple[int, int]]:
     return [(found, found + length)] if found >= 0 else []
 
 
+def where_label(n: int, row: dict, titles: dict) -> str:
+    return f"#{n} — {title_of(row, titles)}, {page_label(row)}"
+
+
 def body() -> None:
-    st.title(":material/fact_check: Verify a quote or claim")
+    st.title(":material/fact_check: Verify a quote or claim", anchor=False)
     st.caption("Paste a sentence you want to cite. The app looks for it word for word, then after folding "
                "ligatures (ﬁ → fi), line-end hyphens, spacing and curly quotes, and otherwise shows the "
                "closest passages by meaning for you to judge.")
@@ -58,8 +47,8 @@ def body() -> None:
         return
     docs = lib.documents(name)
     if not docs:
-        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon=":material/description:")
-        link(PAGE_COLLECTIONS, "Add PDFs", ":material/library_books:")
+        text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
+        link(PAGES["collections"], "Add PDFs", ":material/library_books:")
         return
     with st.form("verify_form", border=False):
         quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,
@@ -83,49 +72,49 @@ def body() -> None:
         return
     if lib.version(name) != result["version"]:
         st.warning("The collection changed since this check: press Check again.")
-    icon, box = VERDICTS.get(result["verdict"], (":material/help:", st.info))
-    box(result["message"], icon=icon)
+    note(VERDICT_KINDS.get(result["verdict"], "info"), result["message"])
+    titles = document_titles(lib, name)
     if result["hits"]:
         n_hits = len(result["hits"])
-        st.markdown(f"##### Where it occurs ({n_hits} place{'s' if n_hits != 1 else ''})")
+        st.subheader(f"Where it occurs ({n_hits} place{'s' if n_hits != 1 else ''})", anchor=False)
         left, right = st.columns([3, 2], gap="large")
-        labels = []
         with left:
             for n, hit in enumerate(result["hits"], start=1):
-                labels.append(f"#{n} — {hit['source']}, {page_note(hit)}")
                 with st.container(border=True):
-                    st.markdown(f"**#{n}** · {hit['source']} · {page_note(hit)}")
+                    text_line(f"#{n}", title_of(hit, titles), page_label(hit),
+                              bold_first=True)
                     passage_box(hit["snippet"], "", snippet_span(hit))
         with right:
-            show_page(lib, name, result["hits"], labels, "verify_hit_page")
+            show_page(lib, name, result["hits"], titles, "verify_hit_page")
     if result["closest"]:
-        st.markdown("##### Closest passages by meaning")
+        st.subheader("Closest passages by meaning", anchor=False)
         if result.get("reranker_detail"):
-            st.caption(f"Ordered by: {result['reranker_detail']}")
+            text_line("Ordered by:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
         left, right = st.columns([3, 2], gap="large")
-        labels = []
         with left:
             for row in result["closest"]:
-                labels.append(f"#{row['rank']} — {row['source']}, {page_note(row)}")
                 with st.container(border=True):
                     facts = [f"{row['score_type']} {row['score']:.4f}", f"TF-IDF cosine {row['cosine']:.3f}"]
                     if row.get("dense_cosine") is not None:
                         facts.append(f"dense cosine {row['dense_cosine']:.3f}")
-                    st.markdown(f"**#{row['rank']}** · {row['source']} · {page_note(row)}")
+                    text_line(f"#{row['rank']}", title_of(row, titles),
+                              page_label(row), bold_first=True)
                     st.caption(" · ".join(facts))
                     passage_box(row["text"], result["quote"], short=True)
         with right:
-            show_page(lib, name, result["closest"], labels, "verify_close_page")
+            show_page(lib, name, result["closest"], titles, "verify_close_page")
     elif result["verdict"] == "not_found":
         st.info("No passage is close in meaning either: the collection may not cover this claim.")
 
 
-def show_page(lib, name: str, rows: list[dict], labels: list[str], key: str) -> None:
-    choice = st.selectbox("Show the PDF page of", labels, key=key)
+def show_page(lib, name: str, rows: list[dict], titles: dict, key: str) -> None:
+    labels = [where_label(n, row, titles) for n, row in enumerate(rows, start=1)]
+    choice = st.selectbox("Show the PDF page of", labels, key=key)  # options are shown as plain text
     row = rows[labels.index(choice)]
-    png = page_image(lib, name, row.get("doc_id") or row["source"], row.get("page_start") or row.get("page"))
+    page = row.get("page_start") or row.get("page")
+    png = page_image(lib, name, row.get("doc_id") or row["source"], page)
     if png:
-        st.image(png, caption=choice, width="stretch")
+        st.image(png, caption=f"PDF page {page}", width="stretch")
 
 
-run_page(body)
+run_page("verify", body)

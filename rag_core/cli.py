@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from .render import page_label, terminal_safe
 from .settings import DATA_DIR_ENV, DEFAULT_POOL
 
 SEARCH_MODES = ("tfidf", "bm25", "dense", "hybrid", "exact")
@@ -83,36 +84,38 @@ def cmd_ingest(args) -> int:
         payload["skipped"] = [{"path": path, "reason": why} for path, why in scan.skipped]
         print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
-        width = max((len(f.source) for f in report.files), default=10)
-        for f in report.files:
-            detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else f.reason
-            print(f"{f.status:15s} {f.source:{width}s}  {detail}")
+        names = [_line(f.source) for f in report.files]
+        width = max((len(n) for n in names), default=10)
+        for f, name in zip(report.files, names, strict=True):
+            detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else _line(f.reason)
+            print(f"{f.status:15s} {name:{width}s}  {detail}")
         if scan.skipped:
             print(f"\nskipped {len(scan.skipped)} file(s) in the folder(s):")
             for path, why in scan.skipped:
-                print(f"  {path}: {why}")
+                print(f"  {_line(path)}: {why}")
         added = len(report.added)
-        print(f"\n{added} of {len(report.files)} files added to {report.collection!r}: "
+        collection = _line(repr(report.collection))
+        print(f"\n{added} of {len(report.files)} files added to {collection}: "
               f"{report.chunks_added} chunks in {report.seconds:.1f} s"
               + (f" (searchable after {report.searchable_after_s:.1f} s)." if report.searchable_after_s else "."))
         if report.collection_removed:
-            print(f"No file could be added, so the new collection {report.collection!r} was not kept.")
+            print(f"No file could be added, so the new collection {collection} was not kept.")
         if report.embedding is not None and not report.embedding.complete:
             print(f"Dense vectors: {report.embedding.done:,} of {report.embedding.total:,} chunks; "
-                  f"`rag-core embed {report.collection!r}` computes the rest.")
+                  f"`rag-core embed {collection}` computes the rest.")
     usable = [f for f in report.files if f.status in ("ok", "duplicate")]
     return EXIT_OK if usable else EXIT_FAILURE
 
 
+def _line(text: object) -> str:
+    """Text from a document or a user, safe to print on one terminal line (no control characters)."""
+    return terminal_safe(text, one_line=True)
+
+
 def _page_text(row: dict) -> str:
-    page = row.get("page") or row.get("page_start")
-    if page is None:
+    if not (row.get("page") or row.get("page_start")):
         return ""
-    end = row.get("page_end")
-    text = f"p. {page}" if not end or end == page or row.get("page") else f"pp. {page}-{end}"
-    if row.get("page_label") and str(row["page_label"]) != str(page):
-        text += f" (printed {row['page_label']})"
-    return text
+    return _line(page_label(row))
 
 
 def _print_rows(rows: list[dict], mode: str) -> None:
@@ -121,7 +124,7 @@ def _print_rows(rows: list[dict], mode: str) -> None:
         return
     for row in rows:
         if mode == "exact":
-            print(f"#{row['rank']:<3} {row['source']}  {_page_text(row)}  chunk {row['chunk_index']} "
+            print(f"#{row['rank']:<3} {_line(row['source'])}  {_page_text(row)}  chunk {row['chunk_index']} "
                   f"[{row['start']}:{row['end']}]")
             body = row["snippet"]
         else:
@@ -131,9 +134,9 @@ def _print_rows(rows: list[dict], mode: str) -> None:
             if row.get("found_by"):
                 extra += f"  [{row['found_by']}]"
             print(f"#{row['rank']:<3} score {row['score']:.4f} ({row['score_type']})  cosine {row['cosine']:.3f}"
-                  f"{extra}  {row['source']}  {_page_text(row)}")
+                  f"{extra}  {_line(row['source'])}  {_page_text(row)}")
             body = row["text"]
-        snippet = " ".join(body.split())
+        snippet = _line(" ".join(body.split()))
         print(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), 96), "     "))
 
 
@@ -166,7 +169,7 @@ def cmd_search(args) -> int:
         print(json.dumps(payload, ensure_ascii=False, indent=1))
         return EXIT_OK
     if args.mode == "hybrid" and rows:
-        print(f"Reranker: {rows[0]['reranker_detail']}\n")
+        print(f"Reranker: {_line(rows[0]['reranker_detail'])}\n")
     _print_rows(rows, args.mode)
     return EXIT_OK
 
@@ -178,25 +181,25 @@ def cmd_list(args) -> int:
         if args.json:
             print(json.dumps(docs, ensure_ascii=False, indent=1))
         elif not docs:
-            print(f"Collection {args.collection!r} has no documents; add PDFs with `rag-core ingest`.")
+            print(f"Collection {_line(repr(args.collection))} has no documents; add PDFs with `rag-core ingest`.")
         else:
             for d in docs:
-                print(f"{d['doc_id']}  {d['pages']:4d} pages  {d['chunks']:5d} chunks  {d['source']}")
+                print(f"{_line(d['doc_id'])}  {d['pages']:4d} pages  {d['chunks']:5d} chunks  {_line(d['source'])}")
         return EXIT_OK
     infos = library.list()
     if args.json:
         print(json.dumps([i.to_dict() for i in infos], ensure_ascii=False, indent=1))
     elif not infos:
-        print(f"No collections in {library.store.location}. Create one with `rag-core ingest NAME FILES...`.")
+        print(f"No collections in {_line(library.store.location)}. Create one with `rag-core ingest NAME FILES...`.")
     else:
         for i in infos:
             if i.error:
-                print(f"{i.name:30s} DAMAGED: {i.error}")
+                print(f"{_line(i.name):30s} DAMAGED: {_line(i.error)}")
                 continue
             embedded = "" if i.embedded_chunks >= i.chunks else f" ({i.embedded_chunks:,} embedded so far)"
-            print(f"{i.name:30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks{embedded}")
+            print(f"{_line(i.name):30s} {i.documents:4d} documents {i.pages:6d} pages {i.chunks:7d} chunks{embedded}")
             for note in i.notes:
-                print(f"{'':30s} note: {note}")
+                print(f"{'':30s} note: {_line(note)}")
     return EXIT_OK
 
 
@@ -212,10 +215,10 @@ def cmd_remove(args) -> int:
             library.delete(args.collection)
         except CollectionDamagedError:
             library.delete(args.collection, force=True)  # however broken, it can go
-        print(f"Deleted collection {args.collection!r}.")
+        print(f"Deleted collection {_line(repr(args.collection))}.")
         return EXIT_OK
     removed = library.remove_documents(args.collection, args.documents)
-    print(f"Removed {len(removed)} document(s) from {args.collection!r}: {', '.join(removed)}")
+    print(f"Removed {len(removed)} document(s) from {_line(repr(args.collection))}: {_line(', '.join(removed))}")
     return EXIT_OK
 
 
@@ -223,7 +226,7 @@ def cmd_check_store(args) -> int:
     library = _library(args)
     names = [args.collection] if args.collection else library.names()
     if not names:
-        print(f"No collections in {library.store.location}.")
+        print(f"No collections in {_line(library.store.location)}.")
         return EXIT_OK
     reports = [library.check(name, repair=args.repair) for name in names]
     if args.json:
@@ -231,11 +234,11 @@ def cmd_check_store(args) -> int:
     else:
         for r in reports:
             state = "ok" if not r.problems else ("repaired" if r.ok else "DAMAGED")
-            print(f"{r.name}: {state}" + (f" (live version {r.version})" if r.version else ""))
+            print(f"{_line(r.name)}: {state}" + (f" (live version {r.version})" if r.version else ""))
             for p in r.problems:
-                print(f"  problem: {p}")
+                print(f"  problem: {_line(p)}")
             for p in r.repaired:
-                print(f"  repaired: {p}")
+                print(f"  repaired: {_line(p)}")
         if any(not r.ok for r in reports) and not args.repair:
             print("Run again with --repair to fix what can be fixed.")
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FAILURE
@@ -263,15 +266,16 @@ def cmd_embed(args) -> int:
     if args.json:
         print(json.dumps(status.to_dict(), indent=1))
     elif status.running and not status.complete:
-        print(f"Another process is embedding {args.collection!r} ({status.done:,} of {status.total:,} chunks so far).")
+        print(f"Another process is embedding {_line(repr(args.collection))} "
+              f"({status.done:,} of {status.total:,} chunks so far).")
     else:
-        print(f"{args.collection!r}: {status.done:,} of {status.total:,} chunks have dense vectors.")
+        print(f"{_line(repr(args.collection))}: {status.done:,} of {status.total:,} chunks have dense vectors.")
     return EXIT_OK
 
 
 def cmd_rename(args) -> int:
     info = _library(args).rename(args.old, args.new)
-    print(f"Renamed {args.old!r} to {info.name!r}.")
+    print(f"Renamed {_line(repr(args.old))} to {_line(repr(info.name))}.")
     return EXIT_OK
 
 
@@ -402,13 +406,13 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError("--pool must be at least 1")
         return args.func(args)
     except UsageError as exc:
-        print(f"rag-core: error: {exc}", file=sys.stderr)
+        print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("rag-core: interrupted; the collection keeps its previous version.", file=sys.stderr)
         return 130
     except (ValueError, RuntimeError, OSError) as exc:
-        print(f"rag-core: error: {exc}", file=sys.stderr)
+        print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_FAILURE
 
 

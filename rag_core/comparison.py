@@ -11,6 +11,8 @@ from .index import RagIndex
 from .retrieval import check_query, cross_encoder_status, search
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
 
+EXACT_COUNT_LIMIT = 10_000  # places the exact search counts before it stops
+
 
 @dataclass
 class Comparison:
@@ -19,6 +21,11 @@ class Comparison:
     Rows of ``tfidf`` and ``hybrid`` carry ``tfidf_list_rank``, ``hybrid_list_rank``,
     ``exact_list_rank`` (None when absent) and ``movement`` against the TF-IDF list:
     "up", "down", "same" or "new". Exact rows carry the ranked lists' ranks of their chunk.
+    ``exact_total`` counts every place the exact search found (in ``exact_documents``
+    documents; ``exact_capped`` when it stopped counting at ``EXACT_COUNT_LIMIT``); ``exact``
+    keeps the ``max_exact_hits`` of them with the highest TF-IDF cosine to the query.
+    ``lexical_match`` is False when no passage shares a term with the query: hybrid rows are
+    then only close in meaning.
     """
 
     query: str
@@ -31,6 +38,10 @@ class Comparison:
     exact_mode: str
     exact_error: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    exact_total: int = 0
+    exact_documents: int = 0
+    exact_capped: bool = False
+    lexical_match: bool = True
 
     def to_dict(self) -> dict:
         return {
@@ -38,6 +49,8 @@ class Comparison:
             "reranker": self.reranker, "reranker_kind": self.reranker_kind,
             "reranker_detail": self.reranker_detail, "exact_mode": self.exact_mode,
             "exact_error": self.exact_error, "timings_ms": self.timings_ms,
+            "exact_total": self.exact_total, "exact_documents": self.exact_documents,
+            "exact_capped": self.exact_capped, "lexical_match": self.lexical_match,
         }
 
 
@@ -70,7 +83,8 @@ def compare(
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    tfidf = search(query, index, top=top, rerank=False, sources=sources)
+    # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
+    tfidf = [r for r in search(query, index, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
     timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
@@ -81,19 +95,21 @@ def compare(
 
     t0 = time.perf_counter()
     exact_error = None
-    try:
-        exact = search_exact(exact_query or query, index, max_hits=max_exact_hits, context=context,
+    try:  # every place, to count them; the list keeps those most about the question
+        found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
                              mode=exact_mode, sources=sources)
     except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
-        exact, exact_error = [], str(exc)
-    timings["exact"] = (time.perf_counter() - t0) * 1000
-    cosines = index.tfidf_scores(query) if exact else None
-    for rank, hit in enumerate(exact, start=1):
-        chunk = index.chunks[hit["chunk_index"]]
+        found, exact_error = [], str(exc)
+    cosines = index.tfidf_scores(query) if found else None
+    for hit in found:
         # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
-        # TF-IDF cosine to the query, as in the other two lists.
-        hit.update(rank=rank, score=1.0, score_type="exact", cosine=float(cosines[hit["chunk_index"]]),
-                   doc_id=chunk.get("doc_id"))
+        # TF-IDF cosine to the query, as in the other two lists, and orders the list.
+        hit.update(score=1.0, score_type="exact", cosine=float(cosines[hit["chunk_index"]]),
+                   doc_id=index.chunks[hit["chunk_index"]].get("doc_id"))
+    exact = sorted(found, key=lambda h: (-h["cosine"], h["chunk_index"]))[:max_exact_hits]
+    for rank, hit in enumerate(exact, start=1):
+        hit["rank"] = rank
+    timings["exact"] = (time.perf_counter() - t0) * 1000
 
     tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}
     hybrid_ranks = {r["chunk_index"]: r["rank"] for r in hybrid}
@@ -112,6 +128,9 @@ def compare(
         query=query, tfidf=tfidf, hybrid=hybrid, exact=exact, reranker=status.name,
         reranker_kind=status.kind, reranker_detail=status.detail, exact_mode=exact_mode,
         exact_error=exact_error, timings_ms={k: round(v, 2) for k, v in timings.items()},
+        exact_total=len(found), exact_documents=len({h["source"] for h in found}),
+        exact_capped=bool(found) and bool(found[-1].get("truncated")),
+        lexical_match=bool(tfidf) or any(r.get("tfidf_rank") or r.get("bm25_rank") for r in hybrid),
     )
 
 

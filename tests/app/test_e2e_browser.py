@@ -1,29 +1,66 @@
 """End to end in a real browser: `streamlit run app.py` driven by Debian's Chromium via Playwright.
 
-Creates a collection, uploads two real PDFs, compares, opens a passage, verifies a quote.
-Screenshots of every step go to test-artifacts/screenshots/ (git-ignored).
+Opens every page by its URL first (deep links), creates a collection, uploads two real PDFs and one
+hostile PDF whose text, page labels, title and file name hold markdown images and HTML pointing at
+a local server, compares, opens passages, verifies quotes, and checks that the browser never
+contacted that server. Screenshots of every step go to test-artifacts/screenshots/ (git-ignored).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
+import socketserver
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, quote_from, small_pdfs
+from .conftest import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "test-artifacts" / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
+WIDTH, HEIGHT = 1600, 1000
+DEEP_LINKS = {  # URL path -> the page's heading; the first one is opened on a fresh server
+    "/collections": "Collections",
+    "/verify": "Verify a quote or claim",
+    "/settings": "Settings & about",
+    "/compare": "Compare searches",
+    "/": "Compare searches",
+}
 
 pytestmark = pytest.mark.slow
+
+
+class Beacon:
+    """A TCP listener that records every connection made to it (HTTP or TLS alike)."""
+
+    def __init__(self):
+        hits = self.hits = []
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                self.request.settimeout(2)
+                try:
+                    first = self.request.recv(200)
+                except OSError:
+                    first = b""
+                hits.append(first.split(b"\r\n", 1)[0][:80])
+
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def free_port() -> int:
@@ -54,6 +91,10 @@ def test_browser_end_to_end(tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     pdfs = small_pdfs()
     quote = quote_from(pdfs[0])
+    beacon = Beacon()
+    payload = hostile_payloads(beacon.host)
+    (tmp_path / "upload").mkdir()
+    hostile = make_hostile_pdf(tmp_path / "upload", beacon.host)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for old in SHOTS.glob("e2e-*.png"):
         old.unlink()
@@ -62,68 +103,79 @@ def test_browser_end_to_end(tmp_path):
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, RAG_CORE_DATA_DIR=str(tmp_path / "data"), HF_HUB_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-    log = open(tmp_path / "server.log", "w")
-    server = subprocess.Popen(
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in the finally below
+    server = subprocess.Popen(  # the address comes from .streamlit/config.toml (127.0.0.1)
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
+         "--server.port", str(port), "--browser.gatherUsageStats", "false"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     timings = {}
+    requests_to_beacon: list[str] = []
     try:
         wait_healthy(url, server)
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page(viewport={"width": 1680, "height": 1050})
-                page.set_default_timeout(60_000)
+                context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+                context.on("request", lambda r: requests_to_beacon.append(r.url) if beacon.host in r.url else None)
+                context.set_default_timeout(60_000)
                 expect = sync_api.expect
 
-                def shot(name: str) -> None:
+                def shot(page, name: str, tall: bool = True) -> None:
                     # Streamlit scrolls inside its own container, so a tall window shows the whole page.
-                    page.set_viewport_size({"width": 1680, "height": 2400})
+                    if tall:
+                        page.set_viewport_size({"width": WIDTH, "height": 2400})
                     page.wait_for_timeout(800)
                     page.screenshot(path=str(SHOTS / f"e2e-{name}.png"))
-                    page.set_viewport_size({"width": 1680, "height": 1050})
+                    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
-                def no_exception() -> None:
+                def no_exception(page) -> None:
                     assert page.locator('[data-testid="stException"]').count() == 0, "a traceback reached the page"
 
-                # 1. Collections: create one, upload two PDFs, read the report.
+                # 0. Deep links: each page by its URL, in a new tab, the first one on the fresh server.
+                for path, heading in DEEP_LINKS.items():
+                    tab = context.new_page()
+                    tab.goto(f"{url}{path}")
+                    expect(tab.get_by_role("heading", name=heading)).to_be_visible(timeout=120_000)
+                    expect(tab.get_by_role("link", name="Verify a quote", exact=True)).to_be_visible()
+                    assert tab.get_by_text("Page not found").count() == 0, path
+                    assert tab.locator('[data-testid="stSidebarNav"]').count() == 0, f"legacy sidebar menu on {path}"
+                    assert tab.url.rstrip("/").endswith(path.rstrip("/") or "/compare"), (path, tab.url)
+                    no_exception(tab)
+                    if path == "/settings":
+                        shot(tab, "0-deep-link-settings", tall=False)
+                    tab.close()
+
+                page = context.new_page()
+                # 1. Collections: create one, upload two papers and the hostile PDF, read the report.
                 page.goto(f"{url}/collections")
                 expect(page.get_by_role("heading", name="Collections")).to_be_visible(timeout=120_000)
                 page.get_by_label("Name").fill("e2e papers")
                 page.get_by_role("button", name="Create collection").click()
                 expect(page.get_by_text("Created collection “e2e papers”")).to_be_visible()
-                shot("1-created")
-                page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pdfs])
-                for pdf in pdfs:
+                shot(page, "1-created")
+                files = [*pdfs, hostile]
+                page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in files])
+                for pdf in files:
                     expect(page.get_by_role("button", name=f"Remove {pdf.name}")).to_be_visible()
                 add = page.get_by_role("button", name="Add to collection")
                 expect(add).to_be_enabled()
                 t0 = time.monotonic()
                 add.click()
-                progress = page.locator('[data-testid="stProgress"]')
-                expect(progress).to_be_visible(timeout=30_000)
-                shot("2a-progress")
-                expect(page.get_by_text("Last upload: 2 of 2 file(s) added")).to_be_visible(timeout=180_000)
+                expect(page.locator('[data-testid="stProgress"]')).to_be_visible(timeout=30_000)
+                shot(page, "2a-progress")
+                expect(page.get_by_text("Last upload: 3 of 3 file(s) added")).to_be_visible(timeout=240_000)
                 timings["upload"] = time.monotonic() - t0
-                no_exception()
-                shot("2-uploaded")
+                no_exception(page)
+                shot(page, "2-uploaded")
 
-                # 2. Compare: three tables with score and cosine columns.
+                # 2. Compare: three tables, every column header whole.
                 page.get_by_role("link", name="Compare", exact=True).click()
                 expect(page.get_by_role("heading", name="Compare searches")).to_be_visible()
-                page.get_by_role("textbox", name="Question, claim or key words").fill("masked language model")
-                t0 = time.monotonic()
-                page.get_by_role("button", name="Compare", exact=True).click()
-                tables = page.locator('[data-testid="stDataFrame"]')
-                expect(tables).to_have_count(3, timeout=120_000)
-                timings["compare"] = time.monotonic() - t0
-                # Streamlit draws dataframes on a canvas; glide-data-grid mirrors the visible cells in an
-                # accessible table, whose column headers we read.
-                wanted = ("rank", "source", "page", "score", "score type", "cosine", "dense cosine", "found by",
-                          "match")
+                compare(page, expect, "masked language model")
+                timings["compare"] = compare.seconds
+                wanted = ("#", "→ hybrid", "vs TF-IDF", "passage", "score", "cosine", "dense", "found by",
+                          "in lists")
                 deadline = time.monotonic() + 30
                 while True:
                     headers = [t.strip() for t in page.locator(
@@ -133,39 +185,85 @@ def test_browser_end_to_end(tmp_path):
                     page.wait_for_timeout(500)
                 for column in wanted:
                     assert column in headers, f"column {column!r} missing from {headers}"
-                assert headers.count("score") >= 2 and headers.count("cosine") >= 2, headers
-                assert headers.count("rank") == 3 and headers.count("score type") == 3, headers
+                assert headers.count("#") == 3 and headers.count("passage") == 3, headers
                 expect(page.get_by_text("Hybrid reranker:")).to_be_visible()
-                no_exception()
-                shot("3-compare")
+                page.locator('[data-testid="stDataFrame"]').first.hover()
+                expect(page.get_by_role("button", name="Search").first).to_be_visible()  # the toolbar is there,
+                assert page.get_by_role("button", name="Download as CSV").count() == 0  # its raw CSV export not
+                expect(page.get_by_text(re.compile(r"\d+ places? in \d+ documents?"))).to_be_visible()
+                no_exception(page)
+                shot(page, "3-compare", tall=False)
 
-                # 3. Open a passage: the second hybrid row, via the passage picker.
-                picker = page.get_by_label("Passage (or click a row above)")
-                picker.click()
-                page.keyboard.type("Hybrid #2")
-                page.keyboard.press("Enter")
-                expect(page.get_by_text("Hybrid #2 ·")).to_be_visible()
-                expect(page.locator(".rc-passage mark").first).to_be_visible()
-                expect(page.locator('[data-testid="stImage"] img')).to_be_visible()
-                no_exception()
-                shot("4-passage")
+                # 3. A click on a row opens its passage in a dialog, in view without scrolling.
+                table = page.locator('[data-testid="stDataFrame"]').nth(1).bounding_box()
+                page.mouse.click(table["x"] + 16, table["y"] + 36 + 92 // 2)  # the first row's tick box
+                dialog = page.get_by_role("dialog")
+                expect(dialog.get_by_text("Hybrid #1")).to_be_visible(timeout=30_000)
+                page.keyboard.press("Escape")
+                expect(dialog).to_have_count(0)
+                open_passage(page, expect, "Hybrid #2")
+                dialog = page.get_by_role("dialog")
+                expect(dialog.get_by_text("Hybrid #2")).to_be_visible()
+                expect(dialog.locator(".rc-passage mark").first).to_be_visible()
+                expect(dialog.locator('[data-testid="stImage"] img')).to_be_visible()
+                box = dialog.locator(".rc-passage").bounding_box()
+                assert box and box["y"] < HEIGHT - 100, f"the passage starts at {box} in a {HEIGHT} px window"
+                no_exception(page)
+                shot(page, "4-passage", tall=False)
+                page.keyboard.press("Escape")
+                expect(dialog).to_have_count(0)
 
-                # 4. Verify a real line of the BERT paper.
+                # 4. The hostile PDF: its text, labels and name show as literal text, nothing is fetched.
+                compare(page, expect, HOSTILE_WORDS, phrase="quokka")
+                open_passage(page, expect, "TF-IDF #1")
+                dialog = page.get_by_role("dialog")
+                passage = dialog.locator(".rc-passage")
+                for shown in (payload["text_image"], "**bold claim**", payload["text_link"], payload["text_html"]):
+                    expect(passage).to_contain_text(shown)
+                expect(dialog).to_contain_text(payload["label"])
+                expect(dialog).to_contain_text(payload["file"])
+                assert page.locator(f'img[src*="{beacon.host}"], a[href*="{beacon.host}"]').count() == 0
+                no_exception(page)
+                shot(page, "5-hostile-passage", tall=False)
+                page.keyboard.press("Escape")
+                shot(page, "5a-hostile-compare", tall=False)
+                assert not beacon.hits, f"the browser contacted the beacon: {beacon.hits}"
+
+                # 5. A nonsense query says that nothing matched.
+                compare(page, expect, "qwertyuiop zxcvbnm", tables=None)
+                expect(page.get_by_text("No passage shares a word with the question").first).to_be_visible()
+                expect(page.get_by_text("Nothing in the collection matches the question word for word")
+                       ).to_be_visible()
+                no_exception(page)
+                shot(page, "6-nonsense", tall=False)
+
+                # 6. Verify: the hostile quote (its file name literal), then a real line of the BERT paper.
                 page.get_by_role("link", name="Verify a quote", exact=True).click()
                 expect(page.get_by_role("heading", name="Verify a quote or claim")).to_be_visible()
-                page.get_by_role("textbox", name="Quote or claim").fill(quote)
+                page.get_by_role("textbox", name="Quote or claim").fill(HOSTILE_QUOTE)
                 page.get_by_role("button", name="Check").click()
                 expect(page.get_by_text("Found word for word").first).to_be_visible(timeout=60_000)
+                expect(page.locator(".rc-note").first).to_contain_text(payload["file"])
+                expect(page.get_by_text(payload["label"]).first).to_be_visible()
+                no_exception(page)
+                shot(page, "7-verify-hostile")
+                page.get_by_role("textbox", name="Quote or claim").fill(quote)
+                page.get_by_role("button", name="Check").click()
+                expect(page.locator(".rc-note").first).to_contain_text(pdfs[0].name, timeout=60_000)
                 expect(page.locator(".rc-passage mark.rc-hit").first).to_be_visible()
-                no_exception()
-                shot("5-verify")
+                no_exception(page)
+                shot(page, "8-verify")
 
-                # 5. Settings: models, where they load from, the data folder.
+                # 7. Settings: models, where they load from, the data folder.
                 page.get_by_role("link", name="Settings & about", exact=True).click()
                 expect(page.get_by_role("heading", name="Settings & about")).to_be_visible()
                 expect(page.get_by_text(str(tmp_path / "data")).first).to_be_visible()
-                no_exception()
-                shot("6-settings")
+                no_exception(page)
+                shot(page, "9-settings")
+
+                page.wait_for_timeout(1500)  # late image loads would show up now
+                assert not beacon.hits, f"the browser contacted the beacon: {beacon.hits}"
+                assert not requests_to_beacon, requests_to_beacon
             finally:
                 browser.close()
     finally:
@@ -176,5 +274,29 @@ def test_browser_end_to_end(tmp_path):
             server.kill()
             server.wait(5)
         log.close()
-    print(f"timings: upload of 2 PDFs {timings.get('upload', float('nan')):.1f} s, "
+        beacon.close()
+    print(f"timings: upload of 3 PDFs {timings.get('upload', float('nan')):.1f} s, "
           f"one comparison {timings.get('compare', float('nan')):.1f} s")
+
+
+def compare(page, expect, query: str, tables: int | None = 3, phrase: str = "") -> None:
+    """Type ``query`` (and the exact ``phrase``) on the Compare page, press Compare, wait for the results."""
+    page.get_by_role("textbox", name="Question, claim or key words").fill(query)
+    page.get_by_role("textbox", name="Exact phrase (optional)").fill(phrase)
+    t0 = time.monotonic()
+    page.get_by_role("button", name="Compare", exact=True).click()
+    expect(page.get_by_text(f"Results for “{query}”")).to_be_visible(timeout=120_000)
+    if tables:
+        expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(tables, timeout=60_000)
+    compare.seconds = time.monotonic() - t0
+
+
+def open_passage(page, expect, label: str) -> None:
+    """Pick a row in the passage box and open it: the passage shows in a dialog."""
+    picker = page.get_by_label("Passage (or click a row in a list)")
+    picker.click()
+    page.keyboard.type(label)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(700)  # the pick reruns the page
+    page.get_by_role("button", name="Open passage").click()
+    expect(page.get_by_role("dialog")).to_be_visible(timeout=30_000)

@@ -1,0 +1,146 @@
+"""App state: the data folder, cached indexes, models and page images, the collection picker,
+and the session keys the pages share. Every search, index and file operation is a rag_core call."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from rag_core.library import Library
+from rag_core.preferences import Preferences, load_preferences
+from rag_core.render import short_title
+from rag_core.settings import default_data_dir
+
+from .layout import PAGES, link, text_line
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the app's threads, not forked tokenizers
+
+ACTIVE_KEY = "active_collection"  # plain session state (not a widget key): survives page switches
+FLASH_KEY = "flash"  # (kind, text) shown once at the top of the next run of a page
+
+
+# ---------------------------------------------------------------- data folder
+
+
+def data_dir() -> Path:
+    """Read on every run, so ``RAG_CORE_DATA_DIR`` set by a test or launcher is honoured."""
+    return default_data_dir()
+
+
+def library() -> Library:
+    return Library(data_dir())
+
+
+def preferences() -> Preferences:
+    return load_preferences(data_dir())
+
+
+def flash(kind: str, text: str) -> None:
+    """Say ``text`` (literally) at the top of the page after the next rerun."""
+    st.session_state[FLASH_KEY] = (kind, text)
+
+
+def take_flash() -> tuple[str, str] | None:
+    return st.session_state.pop(FLASH_KEY, None)
+
+
+# ---------------------------------------------------------------- caches
+
+
+@st.cache_resource(max_entries=6, show_spinner="Loading the collection's index…")
+def _cached_index(root: str, name: str, token: str):
+    # token is part of the key only: it changes with every new version and as vectors fill in.
+    return Library(root).load_index(name)
+
+
+def load_index(name: str):
+    """The collection's index, cached by data folder, name and state (version, vectors so far)."""
+    lib = library()
+    return _cached_index(str(lib.root), name, lib.index_token(name))
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def warm_bi_encoder(name: str):
+    from rag_core.models import load_bi_encoder
+
+    return load_bi_encoder(name)
+
+
+def searchable_index(name: str):
+    """The collection's index with its embedding model loaded, or None (after saying so)."""
+    index = load_index(name)
+    if index is None:
+        st.info("This collection has no searchable passages yet. Add PDFs on the Collections page.")
+        return None
+    if index.embeddings is not None:
+        warm_bi_encoder(index.embedding_model)
+    return index
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def page_png(pdf_path: str, page: int, mtime: float, scale: float = 1.4) -> bytes:
+    from rag_core.pdf import render_page_png
+
+    return render_page_png(pdf_path, page, scale=scale)
+
+
+def page_image(lib: Library, collection: str, doc: str, page: int | None) -> bytes | None:
+    """PNG bytes of one page of a stored PDF, or None (with a note shown) when impossible."""
+    if not page:
+        st.caption("No page number is known for this passage.")
+        return None
+    path = lib.pdf_path(collection, doc)
+    if path is None:
+        st.caption("The original PDF is not stored in this collection, so no page image can be shown.")
+        return None
+    try:
+        return page_png(str(path), int(page), path.stat().st_mtime)
+    except (ValueError, OSError) as exc:
+        text_line(f"The page image cannot be drawn: {exc}", muted=True)
+        return None
+
+
+def document_titles(lib: Library, name: str) -> dict[str, str]:
+    """Short titles ("Devlin et al. 2018 · BERT: …", else the file name) by doc_id and by source."""
+    titles: dict[str, str] = {}
+    for doc in lib.documents(name):
+        title = short_title(doc)
+        titles[doc.get("doc_id") or doc["source"]] = title
+        titles[doc["source"]] = title
+    return titles
+
+
+def title_of(row: dict, titles: dict[str, str]) -> str:
+    """The short title of a result row's document (its file name when unknown)."""
+    return titles.get(row.get("doc_id") or "") or titles.get(row.get("source") or "") or str(row.get("source"))
+
+
+# ---------------------------------------------------------------- collection picker
+
+
+def pick_collection(label: str = "Collection", key: str = "pick_collection", *, where=st) -> str | None:
+    """A selectbox of the collections that remembers the choice across pages (per tab).
+
+    With no collection yet it shows what to do next and returns None.
+    """
+    names = library().names()
+    if not names:
+        st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.",
+                icon=":material/library_books:")
+        link(PAGES["collections"], "Go to Collections", ":material/library_books:")
+        return None
+    active = st.session_state.get(ACTIVE_KEY)
+    index = names.index(active) if active in names else 0
+
+    def remember():
+        st.session_state[ACTIVE_KEY] = st.session_state[key]
+
+    if key in st.session_state and st.session_state[key] not in names:
+        del st.session_state[key]
+    if key not in st.session_state:
+        st.session_state[key] = names[index]
+    choice = where.selectbox(label, names, key=key, on_change=remember)  # options are shown as plain text
+    st.session_state[ACTIVE_KEY] = choice
+    return choice

@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -260,67 +259,21 @@ def test_old_versions_stay_for_their_grace_period(copy, pdf_dir, monkeypatch):
     assert live in kept and len(kept) == 2  # the live one and its parent
 
 
-READER = textwrap.dedent("""
-    import sys, time, traceback
-    from rag_core.library import Library
-    from rag_core.retrieval import search
-    from rag_core.exact import search_exact
-    lib = Library(sys.argv[1])
-    errors = n = 0
-    stop = time.time() + float(sys.argv[2])
-    while time.time() < stop:
-        try:
-            index = lib.load_index("c")
-            search("dense passage retrieval", index, rerank=False, top=3)
-            search_exact("retrieval", index, max_hits=2)
-            lib.documents("c"); lib.list()
-            n += 1
-        except Exception as exc:
-            errors += 1
-            print("ERROR", type(exc).__name__, exc, file=sys.stderr)
-    print(n, errors)
-""")
-
-WRITER = textwrap.dedent("""
-    import sys, time
-    from rag_core.library import Library
-    lib = Library(sys.argv[1])
-    stop = time.time() + float(sys.argv[2])
-    pdf = sys.argv[3]
-    while time.time() < stop:
-        lib.add_pdfs("c", [pdf], compute_embeddings=False)
-        lib.remove_documents("c", [pdf.rsplit("/", 1)[-1]])
-        lib.rename("side", "side2"); lib.rename("side2", "side")
-    print("done")
-""")
-
-
 @pytest.mark.slow
-def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir):
-    """4 searching and 2 writing processes on one collection: no error, no lost document."""
-    library = Library(tmp_path / "data")
-    library.add_pdfs("c", [pdf_dir / THIRD], compute_embeddings=False)
-    library.create("side")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def test_searchers_and_ingests_at_once_see_no_false_damage():
+    """Searching and writing processes on one collection: no error, no lost document (benchmarks/stress_store.py)."""
     seconds = os.environ.get("RAG_CORE_STRESS_SECONDS", "40")
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(library.root), seconds], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
-    time.sleep(1)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(library.root), seconds, str(pdf_dir / name)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-               for name in (SMALL, OTHER)]
-    for proc in writers:
-        out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0 and out.strip() == "done", err[-2000:]
-    searches = 0
-    for proc in readers:
-        out, err = proc.communicate(timeout=600)
-        n, errors = map(int, out.split())
-        assert errors == 0, err[-3000:]
-        searches += n
-    assert searches > 20
-    assert [d["source"] for d in library.documents("c")] == [THIRD]
-    assert library.check("c").ok
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "stress_store.py"), "--readers", "4", "--writers", "2",
+         "--seconds", seconds, "--json"], capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode in (0, 1), result.stderr[-3000:]
+    figures = json.loads(result.stdout)
+    assert figures["read_errors"] == 0 and figures["write_errors"] == 0, figures["examples"]
+    assert figures["searches"] > 20 and figures["write_rounds"] >= 2
+    assert figures["lost_documents"] == [] and figures["extra_documents"] == []
+    assert figures["check_ok"], figures["check_problems"]
+    assert result.returncode == 0
 
 
 def test_side_data_lives_outside_versions(copy, pdf_dir):

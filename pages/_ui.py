@@ -161,7 +161,8 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
     """
     names = library().names()
     if not names:
-        st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.", icon=":material/library_books:")
+        st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.",
+                icon=":material/library_books:")
         link(PAGE_COLLECTIONS, "Go to Collections", ":material/library_books:")
         return None
     active = st.session_state.get(ACTIVE_KEY)
@@ -280,5 +281,5 @@ def page_note(row: dict) -> str:
 def fmt_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "?"
-    seconds = max(0, int(round(seconds)))
+    seconds = max(0, round(seconds))
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"

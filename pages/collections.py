@@ -11,11 +11,13 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
+
 from pages._ui import hand_over_to_app  # noqa: E402
 
 hand_over_to_app()
 
 import pandas as pd  # noqa: E402
+
 from pages._ui import (  # noqa: E402
     ACTIVE_KEY,
     PAGE_COMPARE,

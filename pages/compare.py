@@ -10,11 +10,13 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
+
 from pages._ui import hand_over_to_app  # noqa: E402
 
 hand_over_to_app()
 
 import pandas as pd  # noqa: E402
+
 from pages._ui import (  # noqa: E402
     MOVE_MARKERS,
     PAGE_COLLECTIONS,
@@ -206,7 +208,7 @@ def show_results(lib) -> None:
                                                           "fused (no cross-encoder, see above).")),
         "exact": ("Exact", f"Where {exact_what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')})."),
     }
-    for col, kind in zip(cols, ("tfidf", "hybrid", "exact")):
+    for col, kind in zip(cols, ("tfidf", "hybrid", "exact"), strict=True):
         with col:
             title, caption = headers[kind]
             ms = result.get("timings_ms", {}).get(kind)

@@ -10,6 +10,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
+
 from pages._ui import hand_over_to_app  # noqa: E402
 
 hand_over_to_app()
@@ -46,7 +47,8 @@ def body() -> None:
     embed = resolve_model(prefs.embedding_model)
     ce = resolve_model(prefs.cross_encoder_model) if prefs.cross_encoder_model else None
     st.markdown(
-        f"- **Embedding model (bi-encoder):** `{prefs.embedding_model}` — {ORIGIN_WORDS.get(embed.origin, embed.origin)}"
+        f"- **Embedding model (bi-encoder):** `{prefs.embedding_model}` — "
+        f"{ORIGIN_WORDS.get(embed.origin, embed.origin)}"
         f"  \n  {embed.detail}\n"
         + (f"- **Cross-encoder (reranker):** `{prefs.cross_encoder_model}` — {ORIGIN_WORDS.get(ce.origin, ce.origin)}"
            f"  \n  {ce.detail}\n" if ce else "- **Cross-encoder:** none chosen\n")

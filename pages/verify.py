@@ -10,6 +10,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import streamlit as st  # noqa: E402
+
 from pages._ui import hand_over_to_app  # noqa: E402
 
 hand_over_to_app()  # before the page's own imports and widgets
@@ -58,7 +59,8 @@ def body() -> None:
         return
     docs = lib.documents(name)
     if not docs:
-        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", icon=":material/description:")
+        st.info(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.",
+                icon=":material/description:")
         link(PAGE_COLLECTIONS, "Add PDFs", ":material/library_books:")
         return
     with st.form("verify_form", border=False):

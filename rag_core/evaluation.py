@@ -109,7 +109,9 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             if len(row) == 4:  # TREC format: qid 0 docid rel
                 row = [row[0], row[2], row[3]]
             if len(row) != 3:
-                raise ValueError(f"{path}: line {number} has {len(row)} columns, expected 3 (query-id, corpus-id, score)")
+                raise ValueError(
+                    f"{path}: line {number} has {len(row)} columns, expected 3 (query-id, corpus-id, score)"
+                )
             try:
                 score = int(float(row[2]))
             except ValueError:
@@ -514,7 +516,18 @@ def format_table(results: Mapping[str, Mapping]) -> str:
 
 
 __all__ = [
-    "BeirDataset", "Evaluator", "METHODS", "METRICS", "as_run", "cached_embeddings", "compute_metrics",
-    "docs_from_chunks", "document_chunks", "evaluate", "format_table", "load_beir", "per_query_metrics",
+    "METHODS",
+    "METRICS",
+    "BeirDataset",
+    "Evaluator",
+    "as_run",
+    "cached_embeddings",
+    "compute_metrics",
+    "docs_from_chunks",
+    "document_chunks",
+    "evaluate",
+    "format_table",
+    "load_beir",
+    "per_query_metrics",
     "read_qrels",
 ]

@@ -33,10 +33,10 @@ from .chunking import page_at
 from .errors import RagCoreError
 
 __all__ = [
-    "ExactSearchError",
     "MAX_PATTERN_CHARS",
     "MODES",
     "REGEX_ENGINE",
+    "ExactSearchError",
     "clear_cache",
     "find_exact",
     "normalize_for_matching",

@@ -51,7 +51,7 @@ def reciprocal_rank_fusion(
         raise ValueError(f"got {len(weights)} weights for {len(result_lists)} result lists")
     fused: dict = {}
     order: list = []
-    for results, weight in zip(result_lists, weights):
+    for results, weight in zip(result_lists, weights, strict=True):
         for rank, result in enumerate(results, start=1):
             key = result_key(result)
             if key not in fused:
@@ -174,7 +174,7 @@ def fuse_candidates(
     weights = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
     if not any(weights.get(name, 0.0) for name in ranks):
         # e.g. no embeddings and no BM25: only TF-IDF, weighted 0 by default; rank by it.
-        weights = {name: 1.0 for name in ranks}
+        weights = dict.fromkeys(ranks, 1.0)
     if kind == "rrf":
         return {
             i: sum(weights.get(name, 0.0) / (rrf_k + rank[i]) for name, rank in ranks.items() if i in rank)
@@ -194,4 +194,4 @@ def fuse_candidates(
             sd = float(v.std())
             v = (v - float(v.mean())) / sd if sd > 0 else np.zeros_like(v)
         total += weight * v
-    return {int(i): float(t) for i, t in zip(idx, total)}
+    return {int(i): float(t) for i, t in zip(idx, total, strict=True)}

@@ -119,7 +119,7 @@ class TfidfScorer:
         indptr, indices, data = self._csc.indptr, self._csc.indices, self._csc.data
         # Read only the query's posting lists (columns) and add them up per chunk.
         rows = [indices[indptr[j]:indptr[j + 1]] for j in cols]
-        vals = [data[indptr[j]:indptr[j + 1]] * w for j, w in zip(cols, weights)]
+        vals = [data[indptr[j]:indptr[j + 1]] * w for j, w in zip(cols, weights, strict=True)]
         out = np.bincount(np.concatenate(rows), weights=np.concatenate(vals), minlength=n)
         return out.astype(np.float32)
 

@@ -29,7 +29,14 @@ from pathlib import Path
 import numpy as np
 from filelock import FileLock, Timeout
 
+from .atomic import write_bytes_atomic, write_json_atomic
 from .chunking import chunk_pages
+from .errors import (
+    CollectionBusyError,
+    CollectionError,
+    CollectionExistsError,
+    CollectionNotFoundError,
+)
 from .index import RagIndex, build_index_from_chunks, embed_chunks
 from .pdf import extract_pdf
 from .settings import (
@@ -38,13 +45,6 @@ from .settings import (
     DEFAULT_EMBEDDING_MODEL,
     MAX_COLLECTION_NAME_LENGTH,
     default_data_dir,
-)
-from .atomic import write_bytes_atomic, write_json_atomic
-from .errors import (  # noqa: F401  (re-exported)
-    CollectionBusyError,
-    CollectionError,
-    CollectionExistsError,
-    CollectionNotFoundError,
 )
 from .store import IndexFormatError, load_index, write_index_files
 
@@ -271,7 +271,9 @@ class Library:
         try:
             return json.loads((folder / "documents.json").read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            raise CollectionError(f"Collection {name!r} is damaged: its document list cannot be read ({exc}).") from None
+            raise CollectionError(
+                f"Collection {name!r} is damaged: its document list cannot be read ({exc})."
+            ) from None
 
     def info(self, name: str) -> CollectionInfo:
         settings = self.settings(name)

@@ -117,7 +117,8 @@ def resolve_model(name: str) -> ModelSource:
     if hub_reachable():
         return ModelSource(name, name, "hub", f"downloaded from the hub ({HUB_HOST})")
     why = "offline mode is set" if _offline_env() else f"{HUB_HOST} cannot be reached"
-    return ModelSource(name, None, "unavailable", f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
+    return ModelSource(name, None, "unavailable",
+                       f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
 
 
 def select_device() -> str:

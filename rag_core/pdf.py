@@ -29,8 +29,8 @@ from .chunking import PageText
 from .settings import MAX_PDF_BYTES, MAX_PDF_PAGES
 
 __all__ = [
-    "PdfExtraction",
     "STATUSES",
+    "PdfExtraction",
     "clean_extracted_text",
     "extract_pdf",
     "render_page_png",
@@ -331,7 +331,8 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int) -> PdfExtra
     except MemoryError:
         raise
     except Exception as exc:
-        return result("damaged", f"The PDF is damaged or incomplete (a truncated download?) and cannot be opened ({_short_error(exc)}).")
+        return result("damaged", "The PDF is damaged or incomplete (a truncated download?) and cannot be opened "
+                                 f"({_short_error(exc)}).")
 
     if reader.is_encrypted:
         try:

@@ -50,7 +50,9 @@ def validate_chunking(chunk_size: int, overlap: int) -> tuple[int, int]:
     except (TypeError, ValueError):
         raise ValueError(f"Chunk size and overlap must be whole numbers (got {chunk_size!r}, {overlap!r}).") from None
     if not MIN_CHUNK_SIZE <= size <= MAX_CHUNK_SIZE:
-        raise ValueError(f"Chunk size must be between {MIN_CHUNK_SIZE:,} and {MAX_CHUNK_SIZE:,} characters (got {size:,}).")
+        raise ValueError(
+            f"Chunk size must be between {MIN_CHUNK_SIZE:,} and {MAX_CHUNK_SIZE:,} characters (got {size:,})."
+        )
     if not 0 <= lap <= size // 2:
         raise ValueError(f"Overlap must be between 0 and half the chunk size ({size // 2:,}), got {lap:,}.")
     return size, lap

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import QueryError
 from .fusion import (  # noqa: F401  (re-exported: the hybrid defaults are read from here too)
     DEFAULT_FUSION,
     DEFAULT_FUSION_WEIGHTS,
@@ -18,7 +19,6 @@ from .fusion import (  # noqa: F401  (re-exported: the hybrid defaults are read 
     fuse_candidates,
     fusion_score_type,
 )
-from .errors import QueryError
 from .index import RagIndex
 from .lexical import top_k
 from .models import ModelUnavailableError, resolve_model
@@ -223,7 +223,7 @@ def search(
     status = cross_encoder_status(cross_encoder_model)
     if status.reranker is not None:
         ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
-        ordered = sorted(zip(candidates, ce_scores, truncated), key=lambda t: (-t[1], t[0]))
+        ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
         fused = fuse_candidates(scores, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)

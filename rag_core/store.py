@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .atomic import write_json_atomic  # noqa: F401  (re-exported for callers)
-from .errors import IndexFormatError, UnsafeIndexError  # noqa: F401  (re-exported)
+from .errors import IndexFormatError, UnsafeIndexError
 from .index import RagIndex
 from .lexical import BM25Index, tfidf_from_state, tfidf_state
 
@@ -161,5 +161,7 @@ def load_index(index_dir: str | os.PathLike, *, trust_pickle: bool = False, mmap
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         raise IndexFormatError(f"The index at {folder} is damaged: {type(exc).__name__}: {exc}") from None
     if len(chunks) != manifest.get("n_chunks") or matrix.shape[1] != len(vocabulary):
-        raise IndexFormatError(f"The index at {folder} is damaged: its files disagree on the number of chunks or terms.")
+        raise IndexFormatError(
+            f"The index at {folder} is damaged: its files disagree on the number of chunks or terms."
+        )
     return index

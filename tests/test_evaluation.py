@@ -44,7 +44,7 @@ def _hand_made():
 
 def test_metrics_match_ir_measures():
     ir_measures = pytest.importorskip("ir_measures")
-    from ir_measures import R, RR, nDCG
+    from ir_measures import RR, R, nDCG
 
     run, qrels = _hand_made()
     ours = compute_metrics(run, qrels)

@@ -86,7 +86,7 @@ def test_old_pickle_folders_are_not_unpickled_without_trust(tmp_path, monkeypatc
         load_index(folder)
     assert not (tmp_path / "PWNED").exists()
     # even when trusted, an old pickle may only build what an index holds
-    with pytest.raises(UnsafeIndexError, match="refusing to load builtins.exec"):
+    with pytest.raises(UnsafeIndexError, match=r"refusing to load builtins\.exec"):
         load_index(folder, trust_pickle=True)
     assert not (tmp_path / "PWNED").exists()
 

@@ -62,7 +62,7 @@ def test_browser_end_to_end(tmp_path):
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, RAG_CORE_DATA_DIR=str(tmp_path / "data"), HF_HUB_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-    log = open(tmp_path / "server.log", "w")
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - the server writes to it; closed in `finally`
     server = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",

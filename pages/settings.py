@@ -59,7 +59,7 @@ def body() -> None:
         st.success(f"**Hybrid search reorders its pool with the cross-encoder.** {status.detail}",
                    icon=":material/target:")
     else:
-        st.info(f"**Hybrid search runs without a cross-encoder.** {status.detail.removeprefix('No cross-encoder: ')}",
+        st.info(f"**Hybrid search runs without a cross-encoder.** {status.explanation}",
                 icon=":material/info:")
 
     with st.form("cross_encoder_form", border=True):

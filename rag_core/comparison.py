@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 from .exact import search_exact
 from .index import RagIndex
-from .retrieval import check_query, cross_encoder_status, search
+from .query import check_query
+from .retrieval import QueryScores, cross_encoder_status, search, search_with_scores
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
+from .types import ExactHit, HybridRow, LexicalRow, Movement
 
 
 @dataclass
@@ -22,9 +24,9 @@ class Comparison:
     """
 
     query: str
-    tfidf: list[dict]
-    hybrid: list[dict]
-    exact: list[dict]
+    tfidf: list[LexicalRow]
+    hybrid: list[HybridRow]
+    exact: list[ExactHit]
     reranker: str
     reranker_kind: str
     reranker_detail: str
@@ -41,7 +43,7 @@ class Comparison:
         }
 
 
-def movement(rank: int, tfidf_rank: int | None) -> str:
+def movement(rank: int, tfidf_rank: int | None) -> Movement:
     """A row's move against the TF-IDF list: "up", "down", "same" or "new"."""
     if tfidf_rank is None:
         return "new"
@@ -65,17 +67,22 @@ def compare(
     context: int = 200,
     sources: Collection[str] | None = None,
 ) -> Comparison:
-    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists."""
+    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
+
+    The three lists share one :class:`~rag_core.retrieval.QueryScores`: each first-stage
+    score (TF-IDF cosines above all) is computed once for the query, not once per list.
+    """
     query = check_query(query)
+    scores = QueryScores(index, query)
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    tfidf = search(query, index, top=top, rerank=False, sources=sources)
+    tfidf = search_with_scores(scores, top=top, rerank=False, sources=sources)
     timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
-    hybrid = search(query, index, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
-                    sources=sources)
+    hybrid = search_with_scores(scores, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
+                                sources=sources)
     timings["hybrid"] = (time.perf_counter() - t0) * 1000
     status = cross_encoder_status(cross_encoder_model)
 
@@ -87,12 +94,11 @@ def compare(
     except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
         exact, exact_error = [], str(exc)
     timings["exact"] = (time.perf_counter() - t0) * 1000
-    cosines = index.tfidf_scores(query) if exact else None
-    for rank, hit in enumerate(exact, start=1):
+    for position, hit in enumerate(exact, start=1):
         chunk = index.chunks[hit["chunk_index"]]
         # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
         # TF-IDF cosine to the query, as in the other two lists.
-        hit.update(rank=rank, score=1.0, score_type="exact", cosine=float(cosines[hit["chunk_index"]]),
+        hit.update(rank=position, score=1.0, score_type="exact", cosine=float(scores.tfidf[hit["chunk_index"]]),
                    doc_id=chunk.get("doc_id"))
 
     tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}

@@ -14,7 +14,7 @@ from rag_core import (
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_POOL,
 )
-from rag_core.retrieval import fusion_score_type
+from rag_core.fusion import fusion_score_type
 
 RESULT_KEYS = {"rank", "source", "text", "score", "score_type", "cosine"}
 EXACT_KEYS = {"source", "chunk_index", "match", "snippet", "start", "end"}

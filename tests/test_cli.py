@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from rag_core.cli import main
-from tests.conftest import REPO
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
-
-
-def run_cli(*args, data_dir=None, env=None):
-    """Run ``rag-core`` in a new process (what a user or a script does)."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    if data_dir is not None:
-        full_env["RAG_CORE_DATA_DIR"] = str(data_dir)
-    return subprocess.run([sys.executable, "-m", "rag_core", *args], capture_output=True, text=True,
-                          env=full_env, timeout=600)
 
 
 @pytest.mark.parametrize(
@@ -43,7 +30,8 @@ def test_runtime_errors_exit_1(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
 
 
-def test_search_modes_json_from_a_new_process(paper_library):
+@pytest.mark.slow  # four processes, each loading the bi-encoder
+def test_search_modes_json_from_a_new_process(paper_library, run_cli):
     data = paper_library.root
     for mode in ("tfidf", "bm25", "dense", "hybrid"):
         result = run_cli("search", "papers", "dense passage retriever", "--mode", mode, "--top", "3", "--json",

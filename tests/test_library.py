@@ -18,7 +18,6 @@ from rag_core.library import (
     validate_collection_name,
 )
 from rag_core.retrieval import search
-from tests.conftest import REPO
 
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
@@ -152,12 +151,13 @@ KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a crashed process, and two real ingests
 @pytest.mark.parametrize("stage", ["embed", "commit"])
-def test_kill_9_during_ingest_keeps_the_previous_version(library, pdf_dir, stage):
+def test_kill_9_during_ingest_keeps_the_previous_version(library, pdf_dir, stage, repo_root):
     library.add_pdfs("c", [pdf_dir / OTHER])
     before = library.version("c")
     chunks_before = len(library.load_index("c").chunks)
-    script = KILLER.format(repo=str(REPO), data=str(library.root), pdf=str(pdf_dir / SMALL))
+    script = KILLER.format(repo=str(repo_root), data=str(library.root), pdf=str(pdf_dir / SMALL))
     result = subprocess.run([sys.executable, "-c", script, stage], capture_output=True, text=True, timeout=300)
     assert result.returncode == -9, result.stderr
     assert library.version("c") == before
@@ -170,21 +170,22 @@ def test_kill_9_during_ingest_keeps_the_previous_version(library, pdf_dir, stage
     assert [v.name for v in versions] == [library.version("c")]
 
 
-def test_two_writers_are_serialised(library, pdf_dir):
+@pytest.mark.slow  # two processes, one waiting on the other's lock
+def test_two_writers_are_serialised(library, pdf_dir, repo_root):
     """A second process waits for the lock instead of interleaving its write."""
     library.create("c")
     lock = library._lock(library.root / "collections" / "c")
     lock.acquire()
     script = textwrap.dedent(f"""
         import sys, time
-        sys.path.insert(0, {str(REPO)!r})
+        sys.path.insert(0, {str(repo_root)!r})
         from rag_core.library import Library
         t = time.time()
         r = Library({str(library.root)!r}).add_pdfs("c", [{str(pdf_dir / OTHER)!r}], compute_embeddings=False)
         print(r.files[0].status, round(time.time() - t, 1))
     """)
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(REPO)})
+                             env={**os.environ, "PYTHONPATH": str(repo_root)})
     time.sleep(4)
     assert child.poll() is None, "the writer did not wait for the lock"
     assert library.version("c") is None

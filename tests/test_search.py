@@ -97,9 +97,14 @@ def test_compare_cross_references_the_lists(index):
 
 
 def test_compare_reports_a_bad_regex_without_failing(index):
-    result = compare("(unclosed", index, exact_mode="regex")
+    query = "(dense passage retrieval"  # an unclosed group: not a regular expression
+    result = compare(query, index, top=5, exact_mode="regex")
     assert result.exact == [] and "regex" in result.exact_error.lower()
-    assert result.tfidf is not None
+    # the ranked lists still stand, as a search without the exact list gives them
+    added = {"tfidf_list_rank", "hybrid_list_rank", "exact_list_rank", "movement"}
+    assert [{k: v for k, v in r.items() if k not in added} for r in result.tfidf] == \
+        search(query, index, top=5, rerank=False)
+    assert len(result.hybrid) == 5 and result.hybrid[0]["source"] == DPR
 
 
 def test_verify_quote_levels(index):

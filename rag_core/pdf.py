@@ -310,7 +310,8 @@ def extract_pdf(
         )
     sha256 = hashlib.sha256(data).hexdigest()
     if not data.strip():
-        return result("not_pdf", "The file is empty (0 bytes of content), not a PDF.", sha256=sha256)
+        what = "0 bytes" if not data else f"{_plural(len(data), 'byte')} of white space only"
+        return result("empty", f"The file is empty ({what}): there is no PDF to read.", sha256=sha256)
     if b"%PDF-" not in data[:_HEADER_WINDOW]:
         return result(
             "not_pdf", "This is not a PDF file (it does not start with the %PDF header).", sha256=sha256

@@ -44,7 +44,7 @@ def test_every_environment_variable_is_declared_in_settings(repo_root):
     for path in _sources(repo_root):
         text = path.read_text(encoding="utf-8")
         for name in re.findall(r"RAG_CORE_[A-Z_]+", text):
-            assert name in ENVIRONMENT_VARIABLES, f"{path.name} uses {name}, which rag_core/settings.py does not declare"
+            assert name in ENVIRONMENT_VARIABLES, f"{path.name} uses {name}; declare it in rag_core/settings.py"
         if path.suffix == ".py" and path.name != "settings.py":
             assert not read_directly.findall(text), f"{path.name} reads a RAG_CORE_* variable by its literal name"
 

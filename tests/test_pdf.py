@@ -160,7 +160,7 @@ def test_text_file_renamed_to_pdf_is_not_pdf(tmp_path):
     assert result.source == "notes.pdf"
     assert result.pages == [] and result.n_pages == 0
     assert result.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert extract_pdf(b"").status == "not_pdf"
+    assert extract_pdf(b"").status == "empty"  # the README's status for a 0-byte file
 
 
 def test_garbage_after_a_pdf_header_is_damaged():

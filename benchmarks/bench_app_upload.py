@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.app.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: E402
+from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: E402
 
 SHOTS = REPO / "test-artifacts" / "screenshots"
 

@@ -98,7 +98,7 @@ def make_chunks(n: int) -> list[dict]:
 
 def percentiles(values: list[float]) -> dict:
     ms = sorted(v * 1000 for v in values)
-    p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
+    p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
     return {"p50_ms": round(statistics.median(ms), 2), "p95_ms": round(p95, 2), "n": len(ms)}
 
 
@@ -133,8 +133,8 @@ def tiny_cross_encoder(folder: Path) -> str:
 
 def one_size(n: int, with_ce: bool) -> dict:
     """Build, save and query an index of ``n`` chunks (run in its own process)."""
-    from rag_core.index import build_index_from_chunks
     from rag_core.evaluation import load_beir
+    from rag_core.index import build_index_from_chunks
 
     row: dict = {"chunks": n}
     chunks = make_chunks(n)
@@ -247,7 +247,8 @@ def table(report: dict) -> str:
     lines.append("")
     methods = ["tfidf", "bm25", "dense", "hybrid", "hybrid_ce_tiny", "exact_literal", "exact_literal_absent",
                "exact_regex"]
-    head = f"{'chunks':>8} {'build s':>8} {'peak RSS MiB':>12} {'disk MiB':>9} | " + " ".join(f"{m:>22}" for m in methods)
+    head = (f"{'chunks':>8} {'build s':>8} {'peak RSS MiB':>12} {'disk MiB':>9} | "
+            + " ".join(f"{m:>22}" for m in methods))
     lines.append(head)
     lines.append(" " * 42 + "| " + " ".join(f"{'p50/p95 ms':>22}" for _ in methods))
     for row in report["sizes"]:
@@ -255,8 +256,8 @@ def table(report: dict) -> str:
         cells = []
         for m in methods:
             cells.append(f"{lat[m]['p50_ms']:>10.1f}/{lat[m]['p95_ms']:<11.1f}" if m in lat else f"{'-':>22}")
-        lines.append(f"{row['chunks']:>8} {row['build_s']:>8.1f} {row['peak_rss_mib']:>12.0f} {row['disk_mib']:>9.1f} | "
-                     + " ".join(cells))
+        lines.append(f"{row['chunks']:>8} {row['build_s']:>8.1f} {row['peak_rss_mib']:>12.0f} "
+                     f"{row['disk_mib']:>9.1f} | " + " ".join(cells))
     lines.append("")
     lines.append("embeddings of the indexes are random unit vectors (query latency only); "
                  "hybrid_ce_tiny uses a tiny random 2-layer BERT stand-in, not a real cross-encoder.")

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_core.evaluation import (  # noqa: E402
+from rag_core.evaluation import (
     CHUNK_DEPTH,
     Evaluator,
     as_run,
@@ -32,7 +32,7 @@ from rag_core.evaluation import (  # noqa: E402
     document_chunks,
     load_beir,
 )
-from rag_core.lexical import BM25Index, fit_tfidf, TfidfScorer, top_k  # noqa: E402
+from rag_core.lexical import BM25Index, TfidfScorer, fit_tfidf, top_k
 
 
 def log(msg: str) -> None:

@@ -7,13 +7,16 @@ import json
 import os
 import sys
 import textwrap
-from pathlib import Path
 
 from .render import page_label, terminal_safe
 from .settings import DATA_DIR_ENV, DEFAULT_POOL
 
 SEARCH_MODES = ("tfidf", "bm25", "dense", "hybrid", "exact")
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+DEFAULT_CONTEXT = 150  # characters shown around an exact match in the terminal
+# Search options that only one mode reads: given with another mode, they are a usage error.
+MODE_OPTIONS = {"regex": "exact", "normalized": "exact", "context": "exact", "pool": "hybrid",
+                "cross_encoder": "hybrid"}
 
 
 class UsageError(Exception):
@@ -32,13 +35,25 @@ def _library(args):
 
 
 def _expand_files(paths: list[str]):
-    """The PDF files to ingest, and what was passed over in the given folders."""
+    """The PDF files to ingest (folders expanded) and what was passed over in the folders, with why.
+
+    A path that does not exist is a usage error, named as given, before anything is read.
+    """
     from .ingest import collect_pdf_files
 
+    missing = [raw for raw in paths if not os.path.lexists(raw)]
+    if missing:
+        raise UsageError(f"no such file or folder: {', '.join(_line(m) for m in missing)}; nothing was ingested")
     scan = collect_pdf_files(paths)
     if not scan.files:
-        raise UsageError(f"no PDF files in {', '.join(paths)}")
+        raise UsageError(f"no PDF files in {', '.join(_line(p) for p in paths)}")
     return scan
+
+
+def _skipped_message(skipped: list[tuple[str, str]], shown: int = 5) -> str:
+    names = ", ".join(f"{_line(path)} ({why})" for path, why in skipped[:shown])
+    more = f" and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return f"rag-core: skipped {len(skipped)} file(s) in the folder(s): {names}{more}"
 
 
 STAGE_WORDS = {"read": "reading", "extract": "extracting", "index": "indexing", "embed": "embedding",
@@ -69,8 +84,10 @@ def _progress_bar(enabled: bool):
 
 
 def cmd_ingest(args) -> int:
-    library = _library(args)
     scan = _expand_files(args.files)
+    if scan.skipped:
+        print(_skipped_message(scan.skipped), file=sys.stderr)
+    library = _library(args)
     show = not args.json and not args.no_progress and sys.stderr.isatty()
     update, bar = _progress_bar(show)
     try:
@@ -89,10 +106,6 @@ def cmd_ingest(args) -> int:
         for f, name in zip(report.files, names, strict=True):
             detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else _line(f.reason)
             print(f"{f.status:15s} {name:{width}s}  {detail}")
-        if scan.skipped:
-            print(f"\nskipped {len(scan.skipped)} file(s) in the folder(s):")
-            for path, why in scan.skipped:
-                print(f"  {_line(path)}: {why}")
         added = len(report.added)
         collection = _line(repr(report.collection))
         print(f"\n{added} of {len(report.files)} files added to {collection}: "
@@ -140,10 +153,29 @@ def _print_rows(rows: list[dict], mode: str) -> None:
         print(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), 96), "     "))
 
 
+def _check_search_args(args) -> None:
+    """Usage errors of ``search``, found before the collection is loaded."""
+    from .errors import QueryError
+    from .query import check_query
+
+    try:
+        check_query(args.query)  # empty, too long, or not valid text (bytes that are not UTF-8)
+    except QueryError as exc:
+        raise UsageError(str(exc)) from None
+    for option, mode in MODE_OPTIONS.items():
+        value = getattr(args, option)
+        if value not in (None, False) and args.mode != mode:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} applies to --mode {mode} only (the mode is {args.mode})")
+    if args.regex and args.normalized:
+        raise UsageError("--regex and --normalized cannot be combined: choose one way to match")
+
+
 def cmd_search(args) -> int:
     from .exact import search_exact
     from .retrieval import search, search_dense, search_lexical
 
+    _check_search_args(args)
     library = _library(args)
     index = library.load_index(args.collection)
     if index is None:
@@ -151,7 +183,8 @@ def cmd_search(args) -> int:
     sources = args.source or None
     if args.mode == "exact":
         mode = "regex" if args.regex else ("normalized" if args.normalized else "literal")
-        rows = search_exact(args.query, index, max_hits=args.top, context=args.context, mode=mode, sources=sources)
+        context = DEFAULT_CONTEXT if args.context is None else args.context
+        rows = search_exact(args.query, index, max_hits=args.top, context=context, mode=mode, sources=sources)
         for rank, row in enumerate(rows, start=1):
             row["rank"] = rank
     elif args.mode in ("tfidf", "bm25"):
@@ -160,7 +193,8 @@ def cmd_search(args) -> int:
         rows = search_dense(args.query, index, args.top, sources=sources)
     else:
         kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
-        rows = search(args.query, index, top=args.top, rerank=True, pool=args.pool, sources=sources, **kwargs)
+        pool = DEFAULT_POOL if args.pool is None else args.pool
+        rows = search(args.query, index, top=args.top, rerank=True, pool=pool, sources=sources, **kwargs)
     if args.json:
         payload = {"collection": args.collection, "query": args.query, "mode": args.mode, "results": rows}
         if args.mode == "hybrid" and rows:
@@ -299,11 +333,18 @@ def cmd_models(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from .evaluation import evaluate, format_table
+    from .evaluation import METHODS, evaluate, format_table
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
-        raise UsageError("--methods is empty")
+        raise UsageError(f"--methods is empty; choose from {', '.join(METHODS)}")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise UsageError(f"unknown method {', '.join(_line(m) for m in unknown)} in --methods; "
+                         f"choose from {', '.join(METHODS)}")
+    if args.cross_encoder and "hybrid_ce" not in methods:
+        raise UsageError("--cross-encoder is read by method hybrid_ce only; add it to --methods")
+
     def progress(message: str) -> None:
         if not args.quiet:
             print(f"[eval] {message}", file=sys.stderr, flush=True)
@@ -336,15 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("collection")
     p.add_argument("query")
     p.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
-    p.add_argument("--top", type=int, default=5)
-    p.add_argument("--pool", type=int, default=DEFAULT_POOL, help="candidates per first-stage list (hybrid)")
+    p.add_argument("--top", type=int, default=5, help="number of results (default 5)")
+    p.add_argument("--pool", type=int, default=None,
+                   help=f"hybrid mode: candidates per first-stage list (default {DEFAULT_POOL})")
     p.add_argument("--regex", action="store_true", help="exact mode: the query is an RE2 regular expression")
     p.add_argument("--normalized", action="store_true",
                    help="exact mode: fold ligatures, hyphenation, spacing, quotes and dashes")
-    p.add_argument("--context", type=int, default=150, help="exact mode: characters around each match")
+    p.add_argument("--context", type=int, default=None,
+                   help=f"exact mode: characters shown around each match (default {DEFAULT_CONTEXT})")
     p.add_argument("--source", action="append", help="restrict to this document (repeatable)")
-    p.add_argument("--cross-encoder", help="cross-encoder name or local folder (hybrid)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--cross-encoder", help="hybrid mode: cross-encoder name or local folder")
+    p.add_argument("--json", action="store_true", help="print stable JSON for scripts")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("list", parents=[common], help="list collections, or the documents of one")
@@ -383,7 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset")
     p.add_argument("dataset", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
-    p.add_argument("--methods", default="tfidf,bm25,dense,hybrid")
+    p.add_argument("--methods", default="tfidf,bm25,dense,hybrid",
+                   help="comma-separated: tfidf, bm25, dense, hybrid, hybrid_ce, mmr (default tfidf,bm25,dense,hybrid)")
     p.add_argument("--split", choices=("test", "train", "dev"), default="test")
     p.add_argument("--cross-encoder", help="cross-encoder name or local folder (method hybrid_ce)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
@@ -402,8 +446,10 @@ def main(argv: list[str] | None = None) -> int:
         args.data_dir = getattr(args, "data_dir", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")
-        if hasattr(args, "pool") and args.pool <= 0:
+        if getattr(args, "pool", None) is not None and args.pool <= 0:
             raise UsageError("--pool must be at least 1")
+        if getattr(args, "context", None) is not None and args.context < 0:
+            raise UsageError("--context must be 0 or more")
         return args.func(args)
     except UsageError as exc:
         print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)

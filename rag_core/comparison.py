@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 
 from .exact import search_exact
 from .index import RagIndex
-from .retrieval import check_query, cross_encoder_status, search
+from .query import check_query
+from .retrieval import QueryScores, cross_encoder_status, search, search_with_scores
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
+from .types import ExactHit, HybridRow, LexicalRow, Movement
 
 EXACT_COUNT_LIMIT = 10_000  # places the exact search counts before it stops
 
@@ -29,9 +31,9 @@ class Comparison:
     """
 
     query: str
-    tfidf: list[dict]
-    hybrid: list[dict]
-    exact: list[dict]
+    tfidf: list[LexicalRow]
+    hybrid: list[HybridRow]
+    exact: list[ExactHit]
     reranker: str
     reranker_kind: str
     reranker_detail: str
@@ -54,7 +56,7 @@ class Comparison:
         }
 
 
-def movement(rank: int, tfidf_rank: int | None) -> str:
+def movement(rank: int, tfidf_rank: int | None) -> Movement:
     """A row's move against the TF-IDF list: "up", "down", "same" or "new"."""
     if tfidf_rank is None:
         return "new"
@@ -78,18 +80,23 @@ def compare(
     context: int = 200,
     sources: Collection[str] | None = None,
 ) -> Comparison:
-    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists."""
+    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
+
+    The three lists share one :class:`~rag_core.retrieval.QueryScores`: each first-stage
+    score (TF-IDF cosines above all) is computed once for the query, not once per list.
+    """
     query = check_query(query)
+    scores = QueryScores(index, query)
     timings: dict[str, float] = {}
 
     t0 = time.perf_counter()
     # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
-    tfidf = [r for r in search(query, index, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
+    tfidf = [r for r in search_with_scores(scores, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
     timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
-    hybrid = search(query, index, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
-                    sources=sources)
+    hybrid = search_with_scores(scores, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
+                                sources=sources)
     timings["hybrid"] = (time.perf_counter() - t0) * 1000
     status = cross_encoder_status(cross_encoder_model)
 
@@ -100,11 +107,10 @@ def compare(
                              mode=exact_mode, sources=sources)
     except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
         found, exact_error = [], str(exc)
-    cosines = index.tfidf_scores(query) if found else None
     for hit in found:
         # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
         # TF-IDF cosine to the query, as in the other two lists, and orders the list.
-        hit.update(score=1.0, score_type="exact", cosine=float(cosines[hit["chunk_index"]]),
+        hit.update(score=1.0, score_type="exact", cosine=float(scores.tfidf[hit["chunk_index"]]),
                    doc_id=index.chunks[hit["chunk_index"]].get("doc_id"))
     exact = sorted(found, key=lambda h: (-h["cosine"], h["chunk_index"]))[:max_exact_hits]
     for rank, hit in enumerate(exact, start=1):

@@ -19,8 +19,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .settings import DEFAULT_LONG_TEXT
+
 LONG_TEXT_STRATEGIES = ("windows", "truncate")
-DEFAULT_LONG_TEXT = "truncate"
 WINDOW_OVERLAP_TOKENS = 32
 
 
@@ -35,7 +36,8 @@ def embedding_dimension(model) -> int:
     return int(getter())
 
 
-def _token_limit(model) -> int:
+def token_limit(model) -> int:
+    """Word pieces of text the model reads in one pass (its window, less [CLS] and [SEP])."""
     limit = int(getattr(model, "max_seq_length", 256) or 256)
     return max(limit - 2, 8)  # room for [CLS] and [SEP]
 
@@ -75,7 +77,7 @@ def encode_passages(
         return np.zeros((0, dim), dtype=np.float32)
     out = np.zeros((len(texts), dim), dtype=np.float32)
     tokenizer = getattr(model, "tokenizer", None)
-    limit = _token_limit(model)
+    limit = token_limit(model)
     # Work in slices so progress can be reported; sentence-transformers sorts each slice by length.
     # Small slices for small inputs, so a progress bar moves; each slice is length-sorted
     # by sentence-transformers, so larger slices pad less on big ingests.
@@ -118,11 +120,8 @@ def single_torch_thread():
     median with 2 threads and 30-45 ms with 1 (docs/benchmarks.md).
     """
     global _single_thread_users, _saved_threads
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - no model without torch anyway
-        yield
-        return
+    import torch  # here, not at the top: importing torch takes seconds, and TF-IDF search needs none
+
     with _threads_lock:
         if _single_thread_users == 0:
             _saved_threads = torch.get_num_threads()
@@ -143,8 +142,3 @@ def encode_query(model, query: str) -> np.ndarray:
     with single_torch_thread():
         vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
     return np.asarray(vector[0], dtype=np.float32)
-
-
-def dense_scores(embeddings: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
-    """Cosine of every (unit-normalised) row to the query."""
-    return np.asarray(embeddings @ query_vector, dtype=np.float32)

@@ -31,12 +31,14 @@ import re2
 
 from .chunking import page_at
 from .errors import RagCoreError
+from .query import check_unicode
+from .types import ExactHit
 
 __all__ = [
-    "ExactSearchError",
     "MAX_PATTERN_CHARS",
     "MODES",
     "REGEX_ENGINE",
+    "ExactSearchError",
     "clear_cache",
     "find_exact",
     "normalize_for_matching",
@@ -357,7 +359,7 @@ def _check_args(pattern, mode: str, max_hits, context) -> None:
         raise ValueError(f"context must be an integer of at least 0, got {context!r}")
 
 
-def _make_hit(chunk: dict, index: int, text: str, start: int, end: int, mode: str, context: int) -> dict:
+def _make_hit(chunk: dict, index: int, text: str, start: int, end: int, mode: str, context: int) -> ExactHit:
     lo = max(0, start - context)
     hi = min(len(text), end + context)
     snippet = ("..." if lo > 0 else "") + text[lo:hi] + ("..." if hi < len(text) else "")
@@ -473,7 +475,7 @@ def find_exact(
     max_hits: int = 10,
     context: int = 300,
     sources: Collection[str] | None = None,
-) -> list[dict]:
+) -> list[ExactHit]:
     """Find ``pattern`` in the raw text of ``chunks``; at most one hit (the first) per chunk.
 
     ``mode`` is ``"literal"`` (case-insensitive), ``"regex"`` (RE2 syntax, case-sensitive)
@@ -498,7 +500,7 @@ def find_exact(
         wanted = {sources} if isinstance(sources, str) else set(sources)
         allowed = lambda i: chunks[i].get("source") in wanted  # noqa: E731
 
-    hits: list[dict] = []
+    hits: list[ExactHit] = []
     for i, start, end in _SCANNERS[mode](corpus, pattern, allowed):
         hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
         if len(hits) >= max_hits:
@@ -516,11 +518,14 @@ def search_exact(
     *,
     mode: str | None = None,
     sources: Collection[str] | None = None,
-) -> list[dict]:
+) -> list[ExactHit]:
     """Public contract wrapper: :func:`find_exact` over ``index.chunks``.
 
-    ``mode=None`` means ``"regex"`` when ``regex`` is true, else ``"literal"``.
+    ``mode=None`` means ``"regex"`` when ``regex`` is true, else ``"literal"``. A pattern that
+    is not valid Unicode raises :class:`rag_core.errors.QueryError`.
     """
+    if isinstance(pattern, str):
+        check_unicode(pattern, "pattern")
     if mode is None:
         mode = "regex" if regex else "literal"
     elif regex and mode != "regex":

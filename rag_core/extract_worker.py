@@ -33,7 +33,7 @@ def serve(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - ru
         conn.send(("start", job_id))
         last = [0.0]
 
-        def on_page(done: int, total: int, job_id=job_id) -> None:
+        def on_page(done: int, total: int, job_id=job_id, last=last) -> None:
             now = time.monotonic()
             if done in (0, total) or now - last[0] > 0.25:
                 last[0] = now

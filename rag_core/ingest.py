@@ -187,7 +187,8 @@ def read_input(item, *, max_bytes: int = MAX_PDF_BYTES) -> InputFile:
     if stat.S_ISDIR(info.st_mode):
         return refuse("unreadable_file", f"{given} is a folder, not a file.")
     if not stat.S_ISREG(info.st_mode):
-        return refuse("unreadable_file", f"{given} is not a regular file (a pipe, device or socket); it was not opened.")
+        return refuse("unreadable_file",
+                      f"{given} is not a regular file (a pipe, device or socket); it was not opened.")
     if info.st_size == 0:
         return refuse("empty", "The file is empty (0 bytes).")
     if info.st_size > max_bytes:
@@ -516,7 +517,8 @@ class _Clock:
         pages_left = max(pages_total - sum(self.pages_done.values()), 0.0)
         extract_left = pages_left / self.page_rate() if self.stage in ("read", "extract") else 0.0
         chunks_expected = self.chunks_new + (pages_left * self.rates["chunks_per_page"])
-        index_left = chunks_expected * self.rates["index_s_per_chunk"] if self.stage in ("read", "extract", "index") else 0.0
+        indexing = self.stage in ("read", "extract", "index")
+        index_left = chunks_expected * self.rates["index_s_per_chunk"] if indexing else 0.0
         embed_left = 0.0
         if self.embed:
             total = self.embed_total if self.embed_total is not None else chunks_expected
@@ -632,7 +634,7 @@ def ingest_files(
         finally:
             if own_pool:
                 pool.close()
-        for (n, upload), extraction in zip(uploads, results):
+        for (n, upload), extraction in zip(uploads, results, strict=True):
             if not extraction.ok:
                 slots[n] = FileReport(upload.name, extraction.status, extraction.reason, pages=extraction.n_pages)
                 continue
@@ -696,7 +698,7 @@ def ingest_files(
                 total = len(old_chunks) + len(new_chunks)
                 remember_rates(index_s_per_chunk=(time.perf_counter() - t_index) / max(total, 1))
         report.searchable_after_s = time.perf_counter() - started
-    for n, slot in enumerate(slots):
+    for slot in slots:
         if slot is not None:
             report.files.append(slot)
 
@@ -751,8 +753,8 @@ def embed_pending(
                     base = done
                     vectors = encode_passages(
                         model, list(doc.texts),
-                        progress=lambda k, _n, base=base: _report(store, name, base + k, total, started,
-                                                                  done_at_start, progress))
+                        progress=lambda k, _n, base=base, total=total: _report(
+                            store, name, base + k, total, started, done_at_start, progress))
                     store.write_vectors(name, doc.key, vectors)
                     done += len(doc.texts)
                     _report(store, name, done, total, started, done_at_start, progress)
@@ -800,7 +802,7 @@ def start_background_embedding(store: CollectionStore, name: str) -> bool:
         def run() -> None:
             try:
                 embed_pending(store, name)
-            except Exception:  # noqa: BLE001 - a background thread has no caller to raise to
+            except Exception:
                 log.exception("Embedding collection %r in the background failed", name)
 
         thread = threading.Thread(target=run, name=f"rag-core-embed-{name}", daemon=True)
@@ -840,7 +842,7 @@ def rebuild_from_originals(
     if originals:
         with ExtractionPool(workers=min(EXTRACT_WORKERS, len(originals))) as pool:
             results = pool.run([(u.name, u.data) for u in originals])
-        for upload, extraction in zip(originals, results):
+        for upload, extraction in zip(originals, results, strict=True):
             doc_chunks = chunk_pages(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"]) \
                 if extraction.ok else []
             if not doc_chunks:

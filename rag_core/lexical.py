@@ -7,27 +7,21 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import bm25s
 import numpy as np
 import scipy.sparse as sp
+import Stemmer
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from .settings import TFIDF_MAX_FEATURES, TFIDF_NGRAM_RANGE
-
-try:
-    import bm25s
-    import Stemmer
-
-    HAS_BM25 = True
-except ImportError:  # pragma: no cover - exercised only without the dependency
-    HAS_BM25 = False
+from .settings import BM25_B, BM25_K1, TFIDF_MAX_FEATURES, TFIDF_NGRAM_RANGE
 
 TFIDF_PARAMS = {
     "stop_words": "english",
     "max_features": TFIDF_MAX_FEATURES,
     "ngram_range": list(TFIDF_NGRAM_RANGE),
 }
-# k1/b chosen on SciFact train (docs/benchmarks.md): k1=1.2, b=0.4 beat 0.9/0.4 and the 0.75/1.0 b values.
-BM25_DEFAULTS = {"k1": 1.2, "b": 0.4, "method": "lucene", "stemmer": "english", "stopwords": "en"}
+# k1 and b: see rag_core.settings. Lucene's BM25 variant, English Snowball stemming and stop words.
+BM25_DEFAULTS = {"k1": BM25_K1, "b": BM25_B, "method": "lucene", "stemmer": "english", "stopwords": "en"}
 
 
 _TOKEN_SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
@@ -119,7 +113,7 @@ class TfidfScorer:
         indptr, indices, data = self._csc.indptr, self._csc.indices, self._csc.data
         # Read only the query's posting lists (columns) and add them up per chunk.
         rows = [indices[indptr[j]:indptr[j + 1]] for j in cols]
-        vals = [data[indptr[j]:indptr[j + 1]] * w for j, w in zip(cols, weights)]
+        vals = [data[indptr[j]:indptr[j + 1]] * w for j, w in zip(cols, weights, strict=True)]
         out = np.bincount(np.concatenate(rows), weights=np.concatenate(vals), minlength=n)
         return out.astype(np.float32)
 
@@ -156,7 +150,6 @@ class BM25Index:
 
     @classmethod
     def build(cls, texts: Sequence[str], **params) -> BM25Index:
-        _require_bm25()
         params = {**BM25_DEFAULTS, **params}
         stemmer = Stemmer.Stemmer(params["stemmer"]) if params.get("stemmer") else None
         tokens = bm25s.tokenize(
@@ -194,13 +187,7 @@ class BM25Index:
 
     @classmethod
     def load(cls, folder: str | Path, *, mmap: bool = True) -> BM25Index:
-        _require_bm25()
         folder = Path(folder)
         params = {**BM25_DEFAULTS, **json.loads((folder / "rag_core_bm25.json").read_text(encoding="utf-8"))}
         retriever = bm25s.BM25.load(str(folder), mmap=mmap, allow_pickle=False, show_progress=False)
         return cls(retriever, params)
-
-
-def _require_bm25() -> None:
-    if not HAS_BM25:
-        raise ImportError("BM25 needs the packages bm25s and PyStemmer: `pip install bm25s PyStemmer`.")

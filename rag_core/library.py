@@ -34,7 +34,7 @@ from .settings import (
     default_data_dir,
 )
 from .store import CollectionStore, open_store
-from .store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name  # noqa: F401
+from .store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name
 from .store.folder import CollectionDamagedError  # noqa: F401
 
 

@@ -8,7 +8,6 @@ only when it answers. Nothing here waits on a network for more than a moment.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import logging
 import os
 import socket
@@ -16,15 +15,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL
+from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEVICE_ENV, OFFLINE_ENV
 
 log = logging.getLogger(__name__)
 
 HUB_HOST = "huggingface.co"
 BUNDLED_ALIASES = {DEFAULT_EMBEDDING_MODEL, "all-MiniLM-L6-v2"}
-
-# Optional dependency, looked up without importing it (importing torch takes seconds).
-HAS_SENTENCE_TRANSFORMERS = importlib.util.find_spec("sentence_transformers") is not None
 
 
 class ModelUnavailableError(RuntimeError):
@@ -46,18 +42,10 @@ class ModelSource:
         return self.location is not None
 
 
-def _require_sentence_transformers() -> None:
-    if not HAS_SENTENCE_TRANSFORMERS:
-        raise ModelUnavailableError(
-            "sentence-transformers is not installed; install it with "
-            "`pip install torch==2.13.0 sentence-transformers` (see the README)."
-        )
-
-
 def _offline_env() -> bool:
     return any(
         os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}
-        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "RAG_CORE_OFFLINE")
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", OFFLINE_ENV)
     )
 
 
@@ -117,18 +105,17 @@ def resolve_model(name: str) -> ModelSource:
     if hub_reachable():
         return ModelSource(name, name, "hub", f"downloaded from the hub ({HUB_HOST})")
     why = "offline mode is set" if _offline_env() else f"{HUB_HOST} cannot be reached"
-    return ModelSource(name, None, "unavailable", f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
+    return ModelSource(name, None, "unavailable",
+                       f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
 
 
 def select_device() -> str:
     """``cuda`` when a GPU is there, else ``mps`` on Apple silicon, else ``cpu``."""
-    forced = os.environ.get("RAG_CORE_DEVICE")
+    forced = os.environ.get(DEVICE_ENV)
     if forced:
         return forced
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
+    import torch
+
     if torch.cuda.is_available():
         return "cuda"
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
@@ -160,7 +147,6 @@ def _load_bi_encoder(location: str, device: str):
 
 def load_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL):
     """The sentence-transformers bi-encoder for ``name``, loaded once per process."""
-    _require_sentence_transformers()
     source = resolve_model(name)
     if not source.available:
         raise ModelUnavailableError(
@@ -181,7 +167,6 @@ def _load_cross_encoder(location: str, device: str, max_length: int | None):
 
 def load_cross_encoder(name: str = DEFAULT_CROSS_ENCODER_MODEL, *, max_length: int | None = 512):
     """The sentence-transformers cross-encoder for ``name``, loaded once per process."""
-    _require_sentence_transformers()
     source = resolve_model(name)
     if not source.available:
         raise ModelUnavailableError(

@@ -29,8 +29,8 @@ from .chunking import PageText
 from .settings import MAX_PDF_BYTES, MAX_PDF_PAGES
 
 __all__ = [
-    "PdfExtraction",
     "STATUSES",
+    "PdfExtraction",
     "clean_extracted_text",
     "extract_pdf",
     "render_page_png",
@@ -312,7 +312,8 @@ def extract_pdf(
         )
     sha256 = hashlib.sha256(data).hexdigest()
     if not data.strip():
-        return result("not_pdf", "The file is empty (0 bytes of content), not a PDF.", sha256=sha256)
+        what = "0 bytes" if not data else f"{_plural(len(data), 'byte')} of white space only"
+        return result("empty", f"The file is empty ({what}): there is no PDF to read.", sha256=sha256)
     if b"%PDF-" not in data[:_HEADER_WINDOW]:
         return result(
             "not_pdf", "This is not a PDF file (it does not start with the %PDF header).", sha256=sha256
@@ -334,7 +335,8 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
     except MemoryError:
         raise
     except Exception as exc:
-        return result("damaged", f"The PDF is damaged or incomplete (a truncated download?) and cannot be opened ({_short_error(exc)}).")
+        return result("damaged", "The PDF is damaged or incomplete (a truncated download?) and cannot be opened "
+                                 f"({_short_error(exc)}).")
 
     if reader.is_encrypted:
         try:

@@ -4,40 +4,72 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from .fusion import (  # noqa: F401  (re-exported: the hybrid defaults are read from here too)
-    DEFAULT_FUSION,
-    DEFAULT_FUSION_WEIGHTS,
-    DEFAULT_RRF_K,
-    DEFAULT_WITH_BM25,
-    FUSION_DESCRIPTIONS,
-    FUSIONS,
-    fuse_candidates,
-    fusion_score_type,
-)
-from .errors import QueryError
+from .fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from .index import RagIndex
 from .lexical import top_k
 from .models import ModelUnavailableError, resolve_model
+from .query import check_query
 from .rerankers.cross_encoder import CrossEncoderReranker
-from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEFAULT_POOL, MAX_QUERY_CHARS
+from .settings import (
+    DEFAULT_CROSS_ENCODER_MODEL,
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_FUSION,
+    DEFAULT_POOL,
+    DEFAULT_RRF_K,
+    DEFAULT_WITH_BM25,
+)
+from .types import DenseRow, HybridRow, LexicalRow
 
 LEXICAL_METHODS = ("tfidf", "bm25")
 
+__all__ = [
+    "LEXICAL_METHODS",
+    "QueryScores",
+    "RerankerStatus",
+    "check_query",
+    "cross_encoder_status",
+    "forget_rerankers",
+    "pool_candidates",
+    "search",
+    "search_dense",
+    "search_lexical",
+    "search_with_scores",
+]
 
-def check_query(query: str) -> str:
-    """The stripped query, or ``ValueError`` with what to do instead."""
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a string, got {type(query).__name__}")
-    stripped = query.strip()
-    if not stripped:
-        raise QueryError("The query is empty: type a question, a claim or some key words.")
-    if len(stripped) > MAX_QUERY_CHARS:
-        raise QueryError(f"The query is {len(stripped):,} characters long; the limit is {MAX_QUERY_CHARS:,}.")
-    return stripped
+
+@dataclass
+class QueryScores:
+    """One query's first-stage scores over every chunk of one index, each computed at most once.
+
+    :func:`rag_core.compare` runs three searches of the same query; they share one of these,
+    so the TF-IDF cosines (needed by every row) are computed once, not once per list.
+    """
+
+    index: RagIndex
+    query: str
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def tfidf(self) -> np.ndarray:
+        if "tfidf" not in self._cache:
+            self._cache["tfidf"] = self.index.tfidf_scores(self.query)
+        return self._cache["tfidf"]
+
+    @property
+    def bm25(self) -> np.ndarray:
+        if "bm25" not in self._cache:
+            self._cache["bm25"] = self.index.bm25_scores(self.query)
+        return self._cache["bm25"]
+
+    def dense(self, embedding_model: str | None = None) -> np.ndarray:
+        key = f"dense:{embedding_model or self.index.embedding_model}"
+        if key not in self._cache:
+            self._cache[key] = self.index.dense_scores(self.query, embedding_model)
+        return self._cache[key]
 
 
 def _source_mask(index: RagIndex, sources: Collection[str] | None) -> np.ndarray | None:
@@ -73,32 +105,34 @@ def _row(index: RagIndex, i: int, rank: int, score: float, score_type: str, cosi
     }
 
 
-def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
-                   sources: Collection[str] | None = None) -> list[dict]:
-    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking."""
-    query = check_query(query)
+def _ranked_order(scores: np.ndarray, top: int, mask: np.ndarray | None) -> np.ndarray:
+    order = top_k(_masked(scores, mask), top)
+    return order if mask is None else order[mask[order]]
+
+
+def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str] | None) -> list[LexicalRow]:
     if method not in LEXICAL_METHODS:
         raise ValueError(f"method must be one of {LEXICAL_METHODS}, got {method!r}")
-    mask = _source_mask(index, sources)
-    cos = index.tfidf_scores(query)
-    scores = cos if method == "tfidf" else index.bm25_scores(query)
-    order = top_k(_masked(scores, mask), top)
-    if mask is not None:
-        order = order[mask[order]]
+    index, cos = scores.index, scores.tfidf
+    values = cos if method == "tfidf" else scores.bm25
+    order = _ranked_order(values, top, _source_mask(index, sources))
     score_type = "cosine" if method == "tfidf" else "bm25"
-    return [_row(index, i, r, scores[i], score_type, cos[i]) for r, i in enumerate(order, start=1)]
+    return [_row(index, i, r, values[i], score_type, cos[i]) for r, i in enumerate(order, start=1)]
+
+
+def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
+                   sources: Collection[str] | None = None) -> list[LexicalRow]:
+    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking."""
+    return _lexical(QueryScores(index, check_query(query)), top, method, sources)
 
 
 def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
-                 sources: Collection[str] | None = None) -> list[dict]:
+                 sources: Collection[str] | None = None) -> list[DenseRow]:
     """Bi-encoder cosine ranking (``score_type`` "dense_cosine")."""
-    query = check_query(query)
-    mask = _with_vectors(index, _source_mask(index, sources))
-    dense = index.dense_scores(query, embedding_model)
-    cos = index.tfidf_scores(query)
-    order = top_k(_masked(dense, mask), top)
-    if mask is not None:
-        order = order[mask[order]]
+    scores = QueryScores(index, check_query(query))
+    dense = scores.dense(embedding_model)
+    order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
+    cos = scores.tfidf
     rows = [_row(index, i, r, dense[i], "dense_cosine", cos[i]) for r, i in enumerate(order, start=1)]
     coverage = list(index.dense_coverage)
     for row in rows:
@@ -134,16 +168,51 @@ def pool_candidates(
 
 @dataclass(frozen=True)
 class RerankerStatus:
-    """Which reranker a hybrid search used and why."""
+    """Which reranker a hybrid search uses, and, when it is not a cross-encoder, why and what instead.
+
+    ``kind`` is "cross_encoder" or "fusion". With a cross-encoder, ``name`` is the model and
+    ``source`` where it loaded from; ``reason`` and ``fallback`` are None. Without one,
+    ``name`` is the fusion's score type ("fused" or "rrf"), ``fusion`` its kind ("minmax",
+    "zscore", "rrf"), ``reason`` why no cross-encoder is used and ``fallback`` what orders
+    the pool instead. ``detail`` is the one-line message for people; read the fields, not it.
+    """
 
     name: str
-    kind: str  # "cross_encoder" or "fusion"
+    kind: str
     detail: str
     reranker: CrossEncoderReranker | None = None
+    reason: str | None = None
+    fallback: str | None = None
+    fusion: str | None = None
+    source: str | None = None
+    advice: str | None = None
+
+    @property
+    def uses_cross_encoder(self) -> bool:
+        return self.reranker is not None
+
+    @property
+    def explanation(self) -> str:
+        """``detail`` without its "No cross-encoder" lead-in (for a page whose heading says so)."""
+        if self.reason is None:
+            return self.detail
+        text = f"{_sentence(self.reason)} Ordered by {self.fallback} instead."
+        return f"{text} {self.advice}" if self.advice else text
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 _reranker_cache: dict[str, RerankerStatus] = {}
 _reranker_lock = threading.Lock()
+
+
+def _fusion_status(reason: str, detail: str, advice: str | None = None) -> RerankerStatus:
+    return RerankerStatus(fusion_score_type(), "fusion", detail, reason=reason,
+                          fallback=FUSION_DESCRIPTIONS[DEFAULT_FUSION], fusion=DEFAULT_FUSION, advice=advice)
 
 
 def cross_encoder_status(cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL) -> RerankerStatus:
@@ -153,9 +222,9 @@ def cross_encoder_status(cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL)
         if cached is not None:
             return cached
         fallback = FUSION_DESCRIPTIONS[DEFAULT_FUSION]
-        fused_name = fusion_score_type()
         if not cross_encoder_model:
-            status = RerankerStatus(fused_name, "fusion", f"No cross-encoder was asked for; ordered by {fallback}.")
+            reason = "no cross-encoder was asked for"
+            status = _fusion_status(reason, f"No cross-encoder was asked for; ordered by {fallback}.")
         else:
             source = resolve_model(cross_encoder_model)
             try:
@@ -163,12 +232,12 @@ def cross_encoder_status(cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL)
                     raise ModelUnavailableError(source.detail)
                 reranker = CrossEncoderReranker(cross_encoder_model).load()
                 status = RerankerStatus(cross_encoder_model, "cross_encoder",
-                                        f"Cross-encoder {cross_encoder_model}, loaded from {source.detail}.", reranker)
+                                        f"Cross-encoder {cross_encoder_model}, loaded from {source.detail}.",
+                                        reranker, source=source.detail)
             except (ModelUnavailableError, OSError, ValueError, ImportError) as exc:
-                status = RerankerStatus(
-                    fused_name, "fusion",
-                    f"No cross-encoder: {exc}. Ordered by {fallback} instead. "
-                    "To use one, give a local cross-encoder folder.",
+                advice = "To use one, give a local cross-encoder folder."
+                status = _fusion_status(
+                    str(exc), f"No cross-encoder: {exc}. Ordered by {fallback} instead. {advice}", advice
                 )
         _reranker_cache[cross_encoder_model] = status
         return status
@@ -178,6 +247,87 @@ def forget_rerankers() -> None:
     """Drop cached cross-encoder lookups (after a model was added, say)."""
     with _reranker_lock:
         _reranker_cache.clear()
+
+
+def search_with_scores(
+    scores: QueryScores,
+    *,
+    top: int = 3,
+    rerank: bool = True,
+    pool: int = DEFAULT_POOL,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    with_bm25: bool = DEFAULT_WITH_BM25,
+    fusion_weights: dict[str, float] | None = None,
+    rrf_k: int = DEFAULT_RRF_K,
+    sources: Collection[str] | None = None,
+) -> list[LexicalRow] | list[HybridRow]:
+    """:func:`search` for a query whose scores (``QueryScores``) other lists share."""
+    index, query = scores.index, scores.query
+    top = int(top)
+    if top <= 0:
+        raise ValueError(f"top must be at least 1, got {top}")
+    if not rerank:
+        return _lexical(scores, top, "tfidf", sources)
+    if int(pool) <= 0:
+        raise ValueError(f"pool must be at least 1, got {pool}")
+    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
+        raise ValueError(
+            f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
+            f"not {embedding_model!r}."
+        )
+    mask = _source_mask(index, sources)
+    cos = scores.tfidf
+    first_stage = {"tfidf": cos}
+    if with_bm25:
+        first_stage["bm25"] = scores.bm25
+    vectors = index.dense_mask  # None: every chunk has its vector
+    if index.embeddings is not None:
+        dense = scores.dense()
+        # while vectors are still being computed, only chunks that have one are ranked by meaning
+        first_stage["dense"] = dense if vectors is None else np.where(vectors, dense, -np.inf).astype(np.float32)
+    ranks, candidates = pool_candidates(first_stage, pool, mask)
+    if not candidates:
+        return []
+    if vectors is not None and "dense" in first_stage:
+        # and a candidate without one counts as the pool's least similar in score fusion
+        known = [first_stage["dense"][i] for i in candidates if vectors[i]]
+        first_stage["dense"] = np.where(vectors, first_stage["dense"], min(known, default=0.0)).astype(np.float32)
+
+    status = cross_encoder_status(cross_encoder_model)
+    if status.reranker is not None:
+        ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
+        ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
+        score_type = "rerank"
+    else:
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)
+        ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
+        score_type = fusion_score_type()
+
+    results = []
+    for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
+        row = _row(index, i, rank, score, score_type, cos[i])
+        found = {name: ranks[name].get(i) for name in ranks}
+        lexical_hit = any(found.get(n) for n in ("tfidf", "bm25"))
+        dense_hit = bool(found.get("dense"))
+        has_vector = "dense" in first_stage and (vectors is None or bool(vectors[i]))
+        row.update(
+            dense_cosine=float(first_stage["dense"][i]) if has_vector else None,
+            dense_coverage=list(index.dense_coverage),
+            bm25_score=float(first_stage["bm25"][i]) if "bm25" in first_stage else None,
+            found_by="both" if lexical_hit and dense_hit else ("dense" if dense_hit else
+                      "+".join(n for n in ("tfidf", "bm25") if found.get(n))),
+            first_stage_ranks=found,
+            tfidf_rank=found.get("tfidf"),
+            bm25_rank=found.get("bm25"),
+            dense_rank=found.get("dense"),
+            pool_size=len(candidates),
+            reranker=status.name,
+            reranker_detail=status.detail,
+            truncated=bool(cut) if cut is not None else None,
+        )
+        results.append(row)
+    return results
 
 
 def search(
@@ -193,7 +343,7 @@ def search(
     fusion_weights: dict[str, float] | None = None,
     rrf_k: int = DEFAULT_RRF_K,
     sources: Collection[str] | None = None,
-) -> list[dict]:
+) -> list[LexicalRow] | list[HybridRow]:
     """Search ``index`` for ``query``; results best first.
 
     ``rerank=False``: TF-IDF cosine ranking, no model loaded. ``rerank=True``: the pool
@@ -203,69 +353,11 @@ def search(
     dense scores min-max normalised over the pool and summed with ``fusion_weights``,
     ``score_type`` "fused"; with ``DEFAULT_FUSION = "rrf"``, reciprocal rank fusion with
     ``rrf_k``, ``score_type`` "rrf"). Each row's ``reranker`` and ``reranker_detail`` say
-    which. ``cosine`` is always the TF-IDF cosine.
+    which. ``cosine`` is always the TF-IDF cosine. A query that is empty, too long or not
+    valid Unicode raises :class:`rag_core.errors.QueryError`.
     """
-    query = check_query(query)
-    top = int(top)
-    if top <= 0:
-        raise ValueError(f"top must be at least 1, got {top}")
-    if not rerank:
-        return search_lexical(query, index, top, method="tfidf", sources=sources)
-    if int(pool) <= 0:
-        raise ValueError(f"pool must be at least 1, got {pool}")
-    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
-        raise ValueError(
-            f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
-            f"not {embedding_model!r}."
-        )
-    mask = _source_mask(index, sources)
-    cos = index.tfidf_scores(query)
-    scores = {"tfidf": cos}
-    if with_bm25:
-        scores["bm25"] = index.bm25_scores(query)
-    if index.embeddings is not None:
-        scores["dense"] = index.dense_scores(query)
-    if "dense" in scores and index.dense_mask is not None:  # vectors still being computed: rank only those
-        scores["dense"] = np.where(index.dense_mask, scores["dense"], -np.inf).astype(np.float32)
-    ranks, candidates = pool_candidates(scores, pool, mask)
-    if not candidates:
-        return []
-    if "dense" in scores and index.dense_mask is not None:
-        # a candidate without a vector counts as the pool's least similar one in score fusion
-        known = [scores["dense"][i] for i in candidates if index.dense_mask[i]]
-        scores["dense"] = np.where(index.dense_mask, scores["dense"], min(known, default=0.0)).astype(np.float32)
-
-    status = cross_encoder_status(cross_encoder_model)
-    if status.reranker is not None:
-        ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
-        ordered = sorted(zip(candidates, ce_scores, truncated), key=lambda t: (-t[1], t[0]))
-        score_type = "rerank"
-    else:
-        fused = fuse_candidates(scores, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)
-        ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
-        score_type = fusion_score_type()
-
-    results = []
-    for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
-        row = _row(index, i, rank, score, score_type, cos[i])
-        first_stage = {name: ranks[name].get(i) for name in ranks}
-        lexical_hit = any(first_stage.get(n) for n in ("tfidf", "bm25"))
-        dense_hit = bool(first_stage.get("dense"))
-        has_vector = "dense" in scores and (index.dense_mask is None or bool(index.dense_mask[i]))
-        row.update(
-            dense_cosine=float(scores["dense"][i]) if has_vector else None,
-            dense_coverage=list(index.dense_coverage),
-            bm25_score=float(scores["bm25"][i]) if "bm25" in scores else None,
-            found_by="both" if lexical_hit and dense_hit else ("dense" if dense_hit else
-                      "+".join(n for n in ("tfidf", "bm25") if first_stage.get(n))),
-            first_stage_ranks=first_stage,
-            tfidf_rank=first_stage.get("tfidf"),
-            bm25_rank=first_stage.get("bm25"),
-            dense_rank=first_stage.get("dense"),
-            pool_size=len(candidates),
-            reranker=status.name,
-            reranker_detail=status.detail,
-            truncated=bool(cut) if cut is not None else None,
-        )
-        results.append(row)
-    return results
+    return search_with_scores(
+        QueryScores(index, check_query(query)), top=top, rerank=rerank, pool=pool, embedding_model=embedding_model,
+        cross_encoder_model=cross_encoder_model, with_bm25=with_bm25, fusion_weights=fusion_weights, rrf_k=rrf_k,
+        sources=sources,
+    )

@@ -1,45 +1,124 @@
-"""Constants of the public contract and the project's measured defaults."""
+"""Every tunable and every ``RAG_CORE_*`` environment variable, each with what chose it.
+
+Figures are from ``docs/benchmarks.md`` (SciFact train for choices, test to confirm).
+Modules import their defaults from here; change a default here, not in the module.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+# ---------------------------------------------------------------- the public contract
+# Fixed by ../shared/spec/API.md (the tools this project replaces): kept, not tuned.
 CHUNK_SIZE_CHARS = 1200
 CHUNK_OVERLAP_CHARS = 200
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_CROSS_ENCODER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
-# Candidates taken from each first-stage list (TF-IDF, BM25, dense) before re-reading.
-# 30, chosen on SciFact train (docs/benchmarks.md): fused nDCG@10 within 0.0003 of the
-# best pool (50), the union still holds 93% of relevant documents (BM25's top 100: 91%),
-# and a cross-encoder reads at most 90 chunks a query instead of 150 at pool 50.
-DEFAULT_POOL = 30
+TFIDF_MAX_FEATURES = 20_000  # the contract: at most 20,000 features
+TFIDF_NGRAM_RANGE = (1, 2)  # the contract: word 1- and 2-grams
+MMR_LAMBDA = 0.7  # the contract's DiversityReranker default; eval's mmr method uses it as is
 
-# Lexical settings the contract fixes for the TF-IDF matrix.
-TFIDF_MAX_FEATURES = 20_000
-TFIDF_NGRAM_RANGE = (1, 2)
+# ------------------------------------------------------------------- hybrid search
+# Candidates taken from each first-stage list (TF-IDF, BM25, dense) before re-reading.
+# 30, chosen on SciFact train: fused nDCG@10 within 0.0003 of the best pool (50), the union
+# still holds 93% of relevant documents (BM25's top 100: 91%), and a cross-encoder reads at
+# most 90 chunks a query instead of 150 at pool 50.
+DEFAULT_POOL = 30
+# BM25's top `pool` joins the contract's TF-IDF and dense pools: best fusion on SciFact train
+# needs it (min-max BM25+dense 0.734 nDCG@10 vs 0.702 for the old TF-IDF/dense RRF).
+DEFAULT_WITH_BM25 = True
+# Score fusion beat rank fusion by 0.02-0.03 nDCG@10 on SciFact train (min-max 0.734, z-score
+# 0.731, best RRF 0.716): "minmax", "zscore" or "rrf".
+DEFAULT_FUSION = "minmax"
+# BM25 1 : dense 1 was best for min-max (1:1.5, 1.5:1, 1:2, 2:1 all lower); TF-IDF in the
+# fused score (0.25, 0.5) never helped, so it only widens the pool.
+DEFAULT_FUSION_WEIGHTS = {"tfidf": 0.0, "bm25": 1.0, "dense": 1.0}
+# Reciprocal rank fusion's k: the RRF paper's and the old tool's 60 (only used with "rrf").
+DEFAULT_RRF_K = 60
+
+# ------------------------------------------------------------------ lexical, dense
+# BM25 k1=1.2, b=0.4 beat 0.9 and 1.5 with b 0.4/0.75/1.0 on SciFact train, under both title modes.
+BM25_K1 = 1.2
+BM25_B = 0.4
+# A chunk longer than the bi-encoder's 256 word pieces: "truncate" (read the opening) beat
+# "windows" (mean of overlapping windows) for dense on train (0.668 vs 0.649) and test, and
+# embeds ~25% more chunks per second.
+DEFAULT_LONG_TEXT = "truncate"
 
 # Passage sizes a collection may use (the app's settings form offers the same range).
 MIN_CHUNK_SIZE = 200
 MAX_CHUNK_SIZE = 20_000
 
-# Limits on user input.
+# ------------------------------------------------------------------------ evaluation
+# Chunks read from each method's ranking to fill the top 100 documents: a SciFact or ArguAna
+# document has at most 10 chunks (most have 1-2), so 1,000 chunks always hold 100 documents.
+EVAL_CHUNK_DEPTH = 1000
+
+# ----------------------------------------------------------------- limits on input
+# Safety limits, not measured: far above any paper in ../shared/data/pdfs (the largest is
+# 2.2 MB, the longest 123 pages), small enough that one file cannot exhaust memory.
 MAX_PDF_BYTES = 200 * 1024 * 1024
 MAX_PDF_PAGES = 2_000
-MAX_COLLECTION_NAME_LENGTH = 100
-MAX_QUERY_CHARS = 10_000
+MAX_COLLECTION_NAME_LENGTH = 100  # fits a file name on every file system, with room for suffixes
+MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read every word
 
-# Extraction of one PDF runs in a worker process under these budgets (issue: a 257 KB PDF
+# --------------------------------------------------------- environment variables
+APP_NAME = "rag_core"
+STORE_ENV = "RAG_CORE_STORE"
+CACHE_DIR_ENV = "RAG_CORE_CACHE_DIR"
+EXTRACT_SECONDS_BASE_ENV = "RAG_CORE_EXTRACT_SECONDS_BASE"
+EXTRACT_SECONDS_PER_PAGE_ENV = "RAG_CORE_EXTRACT_SECONDS_PER_PAGE"
+EXTRACT_MEMORY_MB_ENV = "RAG_CORE_EXTRACT_MEMORY_MB"
+DATA_DIR_ENV = "RAG_CORE_DATA_DIR"
+EVAL_CACHE_ENV = "RAG_CORE_EVAL_CACHE"
+EVAL_CROSS_ENCODER_ENV = "RAG_CORE_EVAL_CROSS_ENCODER"
+DEVICE_ENV = "RAG_CORE_DEVICE"
+OFFLINE_ENV = "RAG_CORE_OFFLINE"
+SKIP_BROWSER_ENV = "RAG_CORE_SKIP_BROWSER"
+
+# Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
+ENVIRONMENT_VARIABLES = {
+    DATA_DIR_ENV: "the data folder holding the collections (default: the user data folder, "
+    "~/.local/share/rag_core on Linux); `--data-dir` overrides it for one command",
+    EVAL_CACHE_ENV: "where `rag-core eval` caches chunk embeddings (default: ~/.cache/rag_core/eval)",
+    EVAL_CROSS_ENCODER_ENV: "the cross-encoder `rag-core eval` uses for method hybrid_ce "
+    "(default: --cross-encoder, else cross-encoder/ms-marco-MiniLM-L-6-v2)",
+    DEVICE_ENV: "force the torch device for the models (cpu, cuda, mps; default: the best one found)",
+    OFFLINE_ENV: "1 to never contact the model hub (as HF_HUB_OFFLINE=1 does)",
+    SKIP_BROWSER_ENV: "1 to make scripts/setup.sh skip installing Chromium for the browser test",
+    STORE_ENV: "where collections live: a `postgresql://` URL for a shared store (default: the data folder)",
+    CACHE_DIR_ENV: "where rag_core keeps machine-specific caches, such as the ingest rates behind its time "
+    "estimates (default: ~/.cache/rag_core)",
+    EXTRACT_SECONDS_BASE_ENV: "time budget for reading one PDF, before its pages are counted (default 15 s)",
+    EXTRACT_SECONDS_PER_PAGE_ENV: "time budget added per page of a PDF (default 0.5 s; at most 600 s a file)",
+    EXTRACT_MEMORY_MB_ENV: "memory limit of the process that reads one PDF (default 2048 MiB)",
+}
+
+
+def _env_number(name: str, default: float) -> float:
+    """A positive number from the environment, or ``default`` when unset or not a positive number."""
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+# -------------------------------------------------------------------- ingest budgets
+# Extraction of one PDF runs in a worker process under these budgets (a hostile 257 KB PDF
 # whose 50 pages share one 70 MiB content stream took ~11 s a page). Real papers here
 # extract at 0.02-0.2 s a page, so 0.5 s a page on top of 15 s is a wide margin.
 EXTRACT_WORKERS = max(1, min(2, os.cpu_count() or 1))
-EXTRACT_SECONDS_BASE = float(os.environ.get("RAG_CORE_EXTRACT_SECONDS_BASE", 15))
-EXTRACT_SECONDS_PER_PAGE = float(os.environ.get("RAG_CORE_EXTRACT_SECONDS_PER_PAGE", 0.5))
+EXTRACT_SECONDS_BASE = _env_number(EXTRACT_SECONDS_BASE_ENV, 15.0)
+EXTRACT_SECONDS_PER_PAGE = _env_number(EXTRACT_SECONDS_PER_PAGE_ENV, 0.5)
 EXTRACT_SECONDS_MAX = 600.0
-EXTRACT_MEMORY_MB = int(os.environ.get("RAG_CORE_EXTRACT_MEMORY_MB", 2048))
-
-DATA_DIR_ENV = "RAG_CORE_DATA_DIR"
-APP_NAME = "rag_core"
+EXTRACT_MEMORY_MB = int(_env_number(EXTRACT_MEMORY_MB_ENV, 2048))
+# Old collection versions stay this long after they stop being live, so a reader that opened
+# one just before a commit finishes with it (a load takes well under a second at 100k chunks).
+VERSION_GRACE_S = 600
+# How long a writer waits for a collection's lock before saying it is busy.
+LOCK_TIMEOUT_S = 600
 
 
 def default_data_dir() -> Path:
@@ -50,3 +129,9 @@ def default_data_dir() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def eval_cache_dir() -> Path:
+    """Where evaluation caches embeddings: ``$RAG_CORE_EVAL_CACHE`` or ``~/.cache/rag_core/eval``."""
+    configured = os.environ.get(EVAL_CACHE_ENV)
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / APP_NAME / "eval"

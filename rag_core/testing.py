@@ -1,13 +1,45 @@
-"""Helpers for tests and benchmarks: a tiny cross-encoder built offline.
+"""Helpers for tests and benchmarks: a tiny cross-encoder built offline, and a browser's setup.
 
 No cross-encoder's weights can be downloaded on an offline machine, so tests of the
 cross-encoder path build a small random BERT in a folder and load it through the same
-resolver and loader users run.
+resolver and loader users run. Browser tests and benchmarks drive Debian's Chromium (never
+a downloaded one) against ``streamlit run app.py``.
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+    """Wait until the Streamlit server at ``url`` answers its health check (AssertionError if not)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"streamlit exited with code {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"streamlit did not answer on {url} within {timeout} s")
 
 
 def make_tiny_cross_encoder(folder: str | Path, *, seed: int = 0, hidden_size: int = 32,

@@ -1,8 +1,13 @@
-"""Shared fixtures: offline models, the real data folder, small indexes."""
+"""Shared fixtures: offline models, the real data folder, small indexes, the CLI in a new process.
+
+Tests use these by naming them as arguments (pytest's way), never by importing this module.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +30,37 @@ WORKED_EXAMPLE = [
     ("Cross-encoders read the query and the passage together and usually rank passages more accurately "
      "than bi-encoders, which embed query and passage separately.", "reranking_note.pdf"),
 ]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The checkout under test (the folder holding pyproject.toml)."""
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def worked_example() -> list[tuple[str, str]]:
+    """The contract's worked example: three one-sentence ``(text, source)`` documents."""
+    return list(WORKED_EXAMPLE)
+
+
+@pytest.fixture(scope="session")
+def run_cli():
+    """Run ``rag-core ARGS...`` in a new process, as a user or a script does.
+
+    ``data_dir`` sets ``RAG_CORE_DATA_DIR``; ``env`` adds variables; returns the
+    ``CompletedProcess`` (text mode, output captured).
+    """
+
+    def run(*args: str, data_dir: str | os.PathLike | None = None, env: dict | None = None,
+            cwd: str | os.PathLike | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+        full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+        if data_dir is not None:
+            full_env["RAG_CORE_DATA_DIR"] = str(data_dir)
+        return subprocess.run([sys.executable, "-m", "rag_core", *args], capture_output=True, text=True,
+                              env=full_env, cwd=cwd, timeout=timeout)
+
+    return run
 
 
 @pytest.fixture(scope="session")

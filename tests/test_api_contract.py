@@ -7,7 +7,6 @@ import inspect
 import pytest
 
 import rag_core
-from rag_core.retrieval import fusion_score_type
 from rag_core import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
@@ -15,6 +14,7 @@ from rag_core import (
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_POOL,
 )
+from rag_core.fusion import fusion_score_type
 
 RESULT_KEYS = {"rank", "source", "text", "score", "score_type", "cosine"}
 EXACT_KEYS = {"source", "chunk_index", "match", "snippet", "start", "end"}
@@ -133,16 +133,14 @@ def test_worked_example_exact(worked_example_index):
     assert chunk["text"][hits[0]["start"]:hits[0]["end"]] == "negative average null energy"
 
 
-def test_search_without_embeddings_loads_no_model(monkeypatch):
+def test_search_without_embeddings_loads_no_model(monkeypatch, worked_example):
     import rag_core.index as index_module
 
     def fail(*args, **kwargs):
         raise AssertionError("a model was loaded")
 
     monkeypatch.setattr(index_module, "load_bi_encoder", fail)
-    from tests.conftest import WORKED_EXAMPLE
-
-    index = rag_core.build_index(WORKED_EXAMPLE, compute_embeddings=False)
+    index = rag_core.build_index(worked_example, compute_embeddings=False)
     assert index.embeddings is None
     results = rag_core.search("wormhole information", index, rerank=False)
     assert results[0]["source"] == "gao_wormhole.pdf"

@@ -3,47 +3,93 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from rag_core.cli import main
-from tests.conftest import REPO
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
-
-
-def run_cli(*args, data_dir=None, env=None):
-    """Run ``rag-core`` in a new process (what a user or a script does)."""
-    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    if data_dir is not None:
-        full_env["RAG_CORE_DATA_DIR"] = str(data_dir)
-    return subprocess.run([sys.executable, "-m", "rag_core", *args], capture_output=True, text=True,
-                          env=full_env, timeout=600)
 
 
 @pytest.mark.parametrize(
     "argv",
     [[], ["search"], ["search", "c"], ["search", "c", "q", "--mode", "nope"], ["search", "c", "q", "--top", "0"],
-     ["frobnicate"], ["ingest", "c"]],
+     ["frobnicate"], ["ingest", "c"],
+     # options of one mode given with another are refused, not silently ignored
+     ["search", "c", "q", "--regex"], ["search", "c", "q", "--mode", "tfidf", "--normalized"],
+     ["search", "c", "q", "--mode", "exact", "--regex", "--normalized"], ["search", "c", "q", "--context", "20"],
+     ["search", "c", "q", "--mode", "bm25", "--pool", "5"],
+     ["search", "c", "q", "--mode", "dense", "--cross-encoder", "x"],
+     ["search", "c", "q", "--pool", "0"], ["search", "c", "q", "--mode", "exact", "--context", "-1"],
+     # an empty query, or one that is not valid text, before the collection is looked up
+     ["search", "c", ""], ["search", "c", "  \n"], ["search", "c", "x" * 10_001],
+     ["eval", "nowhere", "--methods", "foo"], ["eval", "nowhere", "--methods", "tfidf,nope"],
+     ["eval", "nowhere", "--methods", ","], ["eval", "nowhere", "--methods", "tfidf", "--cross-encoder", "x"],
+     ["ingest", "c", "no/such/file.pdf"]],
 )
-def test_usage_errors_exit_2_with_one_line(argv, capsys):
+def test_usage_errors_exit_2_with_one_line(argv, capsys, data_dir):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("rag-core: error:")
+    assert not data_dir.exists()  # nothing was created or loaded
+
+
+@pytest.mark.parametrize("mode", ["tfidf", "bm25", "dense", "hybrid", "exact"])
+def test_query_that_is_not_valid_text_is_one_line_in_every_mode(mode, capsys, data_dir):
+    # `rag-core search c $'\xff'`: Python hands the undecodable byte over as a lone surrogate
+    assert main(["search", "c", "caf\udce9", "--mode", mode]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not valid text" in err[0]
+
+
+def test_undecodable_bytes_on_a_real_command_line(run_cli, tmp_path):
+    result = run_cli("search", "papers", b"\xff\xfe wormhole", "--mode", "dense", data_dir=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "not valid text" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_ingest_names_what_it_skips_and_a_missing_path_as_given(tmp_path, capsys):
+    import pypdf
+
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    writer = pypdf.PdfWriter()
+    writer.add_blank_page(width=200, height=200)
+    with open(folder / "sub" / "blank.pdf", "wb") as handle:
+        writer.write(handle)
+    (folder / "empty.PDF").write_bytes(b"")
+    for name in ("notes.txt", "data.csv", "sub/readme.md"):
+        (folder / name).write_text("not a pdf")
+    data = str(tmp_path / "data")
+    assert main(["--data-dir", data, "ingest", "c", str(folder), "--json"]) == 1  # nothing usable
+    out, err = capsys.readouterr()
+    statuses = {f["source"]: f["status"] for f in json.loads(out)["files"]}
+    assert statuses == {"empty.PDF": "empty", "blank.pdf": "no_text"}
+    assert err.strip().startswith("rag-core: skipped 3 files that are not .pdf: ")
+    for name in ("notes.txt", "data.csv", "readme.md"):
+        assert name in err
+    missing = tmp_path / "typo" / "paper.pdf"
+    assert main(["--data-dir", data, "ingest", "d", str(folder / "sub" / "blank.pdf"), str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and "nothing was ingested" in err
+    assert main(["--data-dir", data, "list", "--json"]) == 0
+    assert "d" not in {c["name"] for c in json.loads(capsys.readouterr().out)}
 
 
 def test_runtime_errors_exit_1(tmp_path, capsys):
-    assert main(["--data-dir", str(tmp_path), "search", "missing", "q"]) == 1
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["--data-dir", str(data), "search", "missing", "q"]) == 1
     assert "No collection named 'missing'" in capsys.readouterr().err
-    assert main(["--data-dir", str(tmp_path), "ingest", "../evil", "x.pdf"]) == 1
+    (tmp_path / "x.pdf").write_bytes(b"%PDF-1.4")
+    assert main(["--data-dir", str(data), "ingest", "../evil", str(tmp_path / "x.pdf")]) == 1
     assert "not allowed" in capsys.readouterr().err
-    assert not any(tmp_path.iterdir())
+    assert not any(data.iterdir())
 
 
-def test_search_modes_json_from_a_new_process(paper_library):
+@pytest.mark.slow  # four processes, each loading the bi-encoder
+def test_search_modes_json_from_a_new_process(paper_library, run_cli):
     data = paper_library.root
     for mode in ("tfidf", "bm25", "dense", "hybrid"):
         result = run_cli("search", "papers", "dense passage retriever", "--mode", mode, "--top", "3", "--json",

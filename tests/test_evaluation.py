@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag_core.evaluation import (
@@ -44,7 +45,7 @@ def _hand_made():
 
 def test_metrics_match_ir_measures():
     ir_measures = pytest.importorskip("ir_measures")
-    from ir_measures import R, RR, nDCG
+    from ir_measures import RR, R, nDCG
 
     run, qrels = _hand_made()
     ours = compute_metrics(run, qrels)
@@ -167,3 +168,48 @@ def test_scifact_slice_lexical():
     assert 0.6 <= scores["bm25"]["ndcg@10"] <= 1.0
     assert 0.5 <= scores["tfidf"]["ndcg@10"] <= 1.0
     assert scores["bm25"]["recall@100"] >= 0.9
+
+
+class CountingEncoder:
+    """A stand-in bi-encoder: one vector per text (its length, and 1), counting the texts it encoded."""
+
+    def __init__(self):
+        self.encoded = 0
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 2
+
+    def encode(self, texts, **kwargs):
+        self.encoded += len(texts)
+        vectors = np.asarray([[len(t), 1.0] for t in texts], dtype=np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_embedding_cache_is_written_once_atomically_and_reused(tmp_path, monkeypatch):
+    from rag_core.evaluation import cached_embeddings
+
+    monkeypatch.setenv("RAG_CORE_EVAL_CACHE", str(tmp_path / "cache"))
+    chunks = [{"text": "first chunk"}, {"text": "a second, longer chunk"}, {"text": "third"}]
+    encoder = CountingEncoder()
+    first = cached_embeddings(chunks, "fake-model", encoder=encoder, tag="t")
+    assert encoder.encoded == 3 and first.shape == (3, 2)
+    files = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert len(files) == 1 and files[0].startswith("emb-") and files[0].endswith(".npy")  # no temporary left
+    again = cached_embeddings(chunks, "fake-model", encoder=encoder, tag="t")
+    assert encoder.encoded == 3 and (again == first).all()  # read, not encoded again
+    (tmp_path / "cache" / files[0]).write_bytes(b"half a file")  # damaged: computed again and replaced
+    assert (cached_embeddings(chunks, "fake-model", encoder=encoder, tag="t") == first).all()
+    assert encoder.encoded == 6
+    cached_embeddings(chunks[:2], "fake-model", encoder=encoder, tag="t")  # other chunks, other file
+    assert encoder.encoded == 8 and len(list((tmp_path / "cache").iterdir())) == 2
+
+
+def test_hybrid_ce_is_skipped_with_the_reason(tmp_path):
+    _write_beir(tmp_path, gz=False, crlf=False)
+    missing = tmp_path / "no-such-cross-encoder"
+    results = evaluate(tmp_path, methods=["tfidf", "hybrid_ce"], cross_encoder_model=str(missing))
+    assert results["tfidf"]["queries"] == 2
+    why = results["hybrid_ce"]["skipped"]
+    assert why.startswith("no cross-encoder: ") and "does not exist" in why
+    assert "Ordered by" not in why  # the reason alone, not the fallback message
+    assert f"hybrid_ce    skipped: {why}" in format_table(results)

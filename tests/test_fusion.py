@@ -40,10 +40,13 @@ def test_hybrid_search_modes_and_alpha():
     hybrid = HybridSearch(vector, lexical, alpha=0.6)
     assert [r["id"] for r in hybrid.search("q", 2, mode="vector")] == ["v1", "both"]
     assert [r["id"] for r in hybrid.search("q", 2, mode="bm25")] == ["l1", "both"]
-    top = hybrid.search("q", 3)
-    assert top[0]["id"] == "both"
+    # alpha 0.6: "both" gets 0.6/62 + 0.4/62; then v1 0.6/61, v2 0.6/63, l1 0.4/61, l2 0.4/63
+    top = hybrid.search("q", 5)
+    assert [r["id"] for r in top] == ["both", "v1", "v2", "l1", "l2"]
+    assert top[0]["score"] == pytest.approx(1 / 62) and top[1]["score"] == pytest.approx(0.6 / 61)
+    # alpha 1.0: the lexical list weighs nothing, so the vector list's own order comes back
     hybrid.set_alpha(1.0)
-    assert hybrid.search("q", 3)[0]["id"] in {"v1", "both"}
+    assert [r["id"] for r in hybrid.search("q", 3)] == ["v1", "both", "v2"]
     assert "l1" not in [r["id"] for r in hybrid.search("q", 2)]
     with pytest.raises(ValueError):
         hybrid.set_alpha(1.5)

@@ -5,27 +5,21 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
-import sys
 import warnings
 from pathlib import Path
 
+import pypdf
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # plain `pytest` without an installed package
-    sys.path.insert(0, str(REPO_ROOT))
-
-pypdf = pytest.importorskip("pypdf")
-
-from rag_core.chunking import PageText  # noqa: E402
-from rag_core.pdf import (  # noqa: E402
+from rag_core.chunking import PageText
+from rag_core.pdf import (
     PdfExtraction,
     clean_extracted_text,
     extract_pdf,
     render_page_png,
 )
 
-DATA = REPO_ROOT.parent / "shared" / "data" / "pdfs"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pdfs"
 needs_data = pytest.mark.skipif(
     not DATA.is_dir(), reason=f"sample PDF folder {DATA} not present (see shared/data/README.md)"
 )
@@ -166,7 +160,7 @@ def test_text_file_renamed_to_pdf_is_not_pdf(tmp_path):
     assert result.source == "notes.pdf"
     assert result.pages == [] and result.n_pages == 0
     assert result.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert extract_pdf(b"").status == "not_pdf"
+    assert extract_pdf(b"").status == "empty"  # the README's status for a 0-byte file
 
 
 def test_garbage_after_a_pdf_header_is_damaged():

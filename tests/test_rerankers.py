@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rag_core import CrossEncoderReranker, DiversityReranker, NoopReranker, get_reranker, search
-from rag_core.retrieval import (
-    DEFAULT_FUSION,
-    FUSION_DESCRIPTIONS,
-    cross_encoder_status,
-    forget_rerankers,
-    fusion_score_type,
-)
+from rag_core.fusion import FUSION_DESCRIPTIONS, fusion_score_type
+from rag_core.retrieval import cross_encoder_status, forget_rerankers
+from rag_core.settings import DEFAULT_FUSION
 
 PASSAGES = [
     {"id": 1, "text": "Zero-noise extrapolation mitigates errors in short-depth circuits.", "score": 0.9},
@@ -79,3 +75,22 @@ def test_missing_cross_encoder_falls_back_and_says_why(worked_example_index, tmp
     results = search("wormhole", worked_example_index, cross_encoder_model=str(tmp_path / "no-such-model"))
     assert results and all(r["score_type"] == fusion_score_type() for r in results)
     assert all(FUSION_DESCRIPTIONS[DEFAULT_FUSION] in r["reranker_detail"] for r in results)
+
+
+def test_status_says_why_and_what_instead_in_fields(tmp_path, tiny_cross_encoder):
+    forget_rerankers()
+    missing = cross_encoder_status(str(tmp_path / "no-such-model"))
+    assert missing.uses_cross_encoder is False
+    assert "does not exist" in missing.reason
+    assert missing.fallback == FUSION_DESCRIPTIONS[DEFAULT_FUSION] and missing.fusion == DEFAULT_FUSION
+    assert missing.name == fusion_score_type()
+    # the human message is made of the fields; the explanation drops the "No cross-encoder" lead-in
+    assert missing.reason in missing.detail and missing.fallback in missing.detail
+    assert not missing.explanation.lower().startswith("no cross-encoder")
+    assert missing.reason[1:] in missing.explanation and missing.fallback in missing.explanation
+    none_asked = cross_encoder_status("")
+    assert none_asked.reason == "no cross-encoder was asked for" and none_asked.fallback == missing.fallback
+    loaded = cross_encoder_status(str(tiny_cross_encoder))
+    assert loaded.uses_cross_encoder and loaded.kind == "cross_encoder"
+    assert loaded.reason is None and loaded.fallback is None and "local folder" in loaded.source
+    assert loaded.explanation == loaded.detail

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rag_core import search, search_dense, search_lexical
+from rag_core import QueryError, search, search_dense, search_exact, search_lexical
 from rag_core.comparison import compare, verify_quote
+from rag_core.index import RagIndex
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 CMB = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"
@@ -96,9 +97,14 @@ def test_compare_cross_references_the_lists(index):
 
 
 def test_compare_reports_a_bad_regex_without_failing(index):
-    result = compare("(unclosed", index, exact_mode="regex")
+    query = "(dense passage retrieval"  # an unclosed group: not a regular expression
+    result = compare(query, index, top=5, exact_mode="regex")
     assert result.exact == [] and "regex" in result.exact_error.lower()
-    assert result.tfidf is not None
+    # the ranked lists still stand, as a search without the exact list gives them
+    added = {"tfidf_list_rank", "hybrid_list_rank", "exact_list_rank", "movement"}
+    assert [{k: v for k, v in r.items() if k not in added} for r in result.tfidf] == \
+        search(query, index, top=5, rerank=False)
+    assert len(result.hybrid) == 5 and result.hybrid[0]["source"] == DPR
 
 
 def test_verify_quote_levels(index):
@@ -115,3 +121,44 @@ def test_verify_quote_levels(index):
     assert check.verdict in {"exact", "normalized"}
     check = verify_quote("Quantum gravity was solved by a committee of cats in 1850.", index)
     assert check.verdict == "not_found" and check.closest and not check.hits
+
+
+def test_compare_scores_tfidf_once_and_keeps_the_rows(index, monkeypatch):
+    query = "passage retrieval"
+    expected_tfidf = search(query, index, top=5, rerank=False)
+    expected_hybrid = search(query, index, top=5)
+    calls = []
+    original = RagIndex.tfidf_scores
+
+    def counting(self, text):
+        calls.append(text)
+        return original(self, text)
+
+    monkeypatch.setattr(RagIndex, "tfidf_scores", counting)
+    result = compare(query, index, top=5)
+    assert calls == [query]  # once for the three lists (it was three times)
+    assert result.exact  # the exact list needed cosines too
+    added = {"tfidf_list_rank", "hybrid_list_rank", "exact_list_rank", "movement"}
+    assert [{k: v for k, v in r.items() if k not in added} for r in result.tfidf] == expected_tfidf
+    assert [{k: v for k, v in r.items() if k not in added} for r in result.hybrid] == expected_hybrid
+
+
+INVALID = ["caf\udce9 au lait", "\udcff", "wormhole \ud800"]
+
+
+@pytest.mark.parametrize("query", INVALID)
+def test_invalid_unicode_is_a_query_error_everywhere(index, query):
+    calls = [
+        lambda: search(query, index),
+        lambda: search(query, index, rerank=False),
+        lambda: search_lexical(query, index, method="bm25"),
+        lambda: search_dense(query, index),
+        lambda: compare(query, index),
+        lambda: search_exact(query, index),
+        lambda: search_exact(query, index, regex=True),
+        lambda: search_exact(query, index, mode="normalized"),
+    ]
+    for call in calls:
+        with pytest.raises(QueryError, match="not valid text"):
+            call()
+    assert issubclass(QueryError, ValueError)

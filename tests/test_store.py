@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from rag_core import IndexFormatError, UnsafeIndexError, build_index, load_index, save_index, search, search_exact
-from tests.conftest import WORKED_EXAMPLE
 
 QUERY = "does information leak through a wormhole"
 
@@ -44,10 +43,10 @@ def test_files_are_explicit_and_never_pickle(saved):
         np.load(npy, allow_pickle=False)  # raises if any array needed pickle
 
 
-def test_save_over_an_existing_index_replaces_it(tmp_path):
+def test_save_over_an_existing_index_replaces_it(tmp_path, worked_example):
     folder = tmp_path / "idx"
-    save_index(build_index(WORKED_EXAMPLE[:1], compute_embeddings=False), folder)
-    save_index(build_index(WORKED_EXAMPLE, compute_embeddings=False), folder)
+    save_index(build_index(worked_example[:1], compute_embeddings=False), folder)
+    save_index(build_index(worked_example, compute_embeddings=False), folder)
     assert len(load_index(folder).chunks) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]  # no leftovers
 
@@ -86,7 +85,7 @@ def test_old_pickle_folders_are_not_unpickled_without_trust(tmp_path, monkeypatc
         load_index(folder)
     assert not (tmp_path / "PWNED").exists()
     # even when trusted, an old pickle may only build what an index holds
-    with pytest.raises(UnsafeIndexError, match="refusing to load builtins.exec"):
+    with pytest.raises(UnsafeIndexError, match=r"refusing to load builtins\.exec"):
         load_index(folder, trust_pickle=True)
     assert not (tmp_path / "PWNED").exists()
 

@@ -81,7 +81,7 @@ class CrossEncoderReranker(RerankerBase):
     def rerank(self, query: str, results: list[dict], n_results: int | None = None) -> list[dict]:
         scores, truncated = self.score(query, [result_text(r) for r in results])
         reranked = []
-        for result, score, cut in zip(results, scores, truncated):
+        for result, score, cut in zip(results, scores, truncated, strict=True):
             reranked.append({**result, "score": float(score), "rerank_score": float(score),
                              "score_type": "rerank", "truncated": bool(cut)})
         reranked.sort(key=lambda r: r["score"], reverse=True)

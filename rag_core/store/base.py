@@ -241,7 +241,7 @@ class CollectionStore(ABC):
     def read_pdf(self, name: str, sha256: str) -> bytes | None:
         """The original file of a document, or None when it is not stored."""
 
-    def pdf_path(self, name: str, sha256: str):  # noqa: ARG002 - only the folder store has paths
+    def pdf_path(self, name: str, sha256: str):
         """A path to the original file, where the backend has one."""
         return None
 
@@ -308,6 +308,6 @@ class CollectionStore(ABC):
     @abstractmethod
     def check(self, name: str, *, repair: bool = False) -> CheckReport: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: only backends with connections need it
         """Release connections or handles (nothing to do for a folder)."""
 

@@ -362,7 +362,10 @@ class FolderStore(CollectionStore):
         if not newest:
             raise damaged(path.name, f"CURRENT names {value[:40]!r} and no complete version exists (its PDFs "
                                      f"are kept in {path / 'files'})")
-        what = "is missing" if value is None else ("is empty or unreadable" if not value else f"names {value[:40]!r}, which does not exist")
+        if value is None:
+            what = "is missing"
+        else:
+            what = f"names {value[:40]!r}, which does not exist" if value else "is empty or unreadable"
         notes.append(f"CURRENT {what}; using the newest complete version {newest[0]} "
                      f"(`rag-core check-store {path.name!r} --repair` fixes the pointer).")
         return _Resolved(path, newest[0], notes)

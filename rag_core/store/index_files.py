@@ -246,9 +246,10 @@ def load_index(
     """Load an index folder written by :func:`save_index`.
 
     ``verify``: "full" (the default) checks every file's SHA-256 against the manifest
-    (once per process for an unchanged file), "size" only the sizes, "none" nothing. An old-format folder (``vectorizer.pkl``,
-    ``matrix.pkl``) is read only with ``trust_pickle=True``: unpickling runs code from
-    the files, so pass it only for a folder you made yourself. Damaged folders raise
+    (once per process for an unchanged file), "size" only the sizes, "none" nothing. An
+    old-format folder (``vectorizer.pkl``, ``matrix.pkl``) is read only with
+    ``trust_pickle=True``: unpickling runs code from the files, so pass it only for a
+    folder you made yourself. Damaged folders raise
     ``IndexFormatError`` naming the file.
     """
     if verify not in VERIFY_MODES:
@@ -295,5 +296,7 @@ def load_index(
     except (OSError, ValueError, KeyError, TypeError, EOFError, AttributeError, zipfile.BadZipFile) as exc:
         raise IndexFormatError(f"The index at {folder} is damaged: {type(exc).__name__}: {exc}") from None
     if len(chunks) != manifest.get("n_chunks") or matrix.shape[1] != len(vocabulary):
-        raise IndexFormatError(f"The index at {folder} is damaged: its files disagree on the number of chunks or terms.")
+        raise IndexFormatError(
+            f"The index at {folder} is damaged: its files disagree on the number of chunks or terms."
+        )
     return index

@@ -1,0 +1,54 @@
+"""Habits of the repository that a review would otherwise have to catch by eye."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from rag_core.settings import ENVIRONMENT_VARIABLES
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_benchmarks_import_no_test_module(repo_root):
+    for path in sorted((repo_root / "benchmarks").glob("*.py")):
+        bad = {name for name in _imports(path) if name == "tests" or name.startswith("tests.")}
+        assert not bad, f"{path.name} imports {bad}: move what it needs into rag_core.testing"
+
+
+def test_tests_take_fixtures_from_conftest_the_pytest_way(repo_root):
+    for path in sorted((repo_root / "tests").glob("test_*.py")):
+        bad = {name for name in _imports(path) if name.endswith("conftest")}
+        assert not bad, f"{path.name} imports {bad}: ask for the fixture as an argument instead"
+
+
+def _sources(repo_root: Path) -> list[Path]:
+    return [*sorted((repo_root / "rag_core").rglob("*.py")), *sorted((repo_root / "pages").glob("*.py")),
+            repo_root / "app.py", *sorted((repo_root / "scripts").glob("*.sh"))]
+
+
+def test_every_environment_variable_is_declared_in_settings(repo_root):
+    read_directly = re.compile(r"""(?:environ(?:\.get)?\(|environ\[|getenv\()\s*["'](RAG_CORE_\w+)""")
+    for path in _sources(repo_root):
+        text = path.read_text(encoding="utf-8")
+        for name in re.findall(r"RAG_CORE_[A-Z_]+", text):
+            assert name in ENVIRONMENT_VARIABLES, f"{path.name} uses {name}; declare it in rag_core/settings.py"
+        if path.suffix == ".py" and path.name != "settings.py":
+            assert not read_directly.findall(text), f"{path.name} reads a RAG_CORE_* variable by its literal name"
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENT_VARIABLES))
+def test_the_readme_lists_every_environment_variable(repo_root, name):
+    assert f"`{name}`" in (repo_root / "README.md").read_text(encoding="utf-8")

@@ -1,17 +1,28 @@
-"""The extraction worker process: reads PDFs sent over a pipe, inside a memory limit.
+"""The extraction worker process: reads PDFs sent on its stdin, inside a memory limit.
 
-Kept apart from :mod:`rag_core.ingest` so a worker imports only the PDF reader (about
-50 MB of address space), not numpy, scikit-learn or torch.
+Run as ``python -m rag_core.extract_worker MEMORY_BYTES`` by
+:class:`rag_core.ingest.ExtractionPool`. A plain child process (not ``multiprocessing``,
+which would re-run the parent's main script, such as a Streamlit page) that imports only
+the PDF reader (about 50 MB of address space).
+
+Protocol, all of it between rag_core's own processes: a job is one JSON line
+``{"job", "name", "size", "max_pages"}`` followed by ``size`` bytes of the file; the
+worker answers with JSON lines ``{"kind": "start" | "page" | "done", "job", ...}``.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 import time
-from multiprocessing.connection import Connection
 
 
-def serve(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - runs in a child process
-    """Extract PDFs sent over ``conn`` as ``(job, name, data, max_pages)`` until told to stop (None)."""
+def _send(out, message: dict) -> None:
+    out.write(json.dumps(message, ensure_ascii=True).encode("ascii") + b"\n")
+    out.flush()
+
+
+def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
     try:
         import resource
 
@@ -22,29 +33,29 @@ def serve(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - ru
 
     from .pdf import extract_pdf
 
+    source, out = sys.stdin.buffer, sys.stdout.buffer
     while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        job_id, name, data, max_pages = job
-        conn.send(("start", job_id))
+        header = source.readline()
+        if not header:
+            return 0
+        job = json.loads(header)
+        data = source.read(job["size"])
+        job_id = job["job"]
+        _send(out, {"kind": "start", "job": job_id})
         last = [0.0]
 
         def on_page(done: int, total: int, job_id=job_id, last=last) -> None:
             now = time.monotonic()
             if done in (0, total) or now - last[0] > 0.25:
                 last[0] = now
-                conn.send(("page", job_id, done, total))
+                _send(out, {"kind": "page", "job": job_id, "done": done, "total": total})
 
         try:
-            result = extract_pdf(data, name=name, max_pages=max_pages, on_page=on_page)
+            result = extract_pdf(data, name=job["name"], max_pages=job["max_pages"], on_page=on_page)
             payload = {
                 "status": result.status, "reason": result.reason, "n_pages": result.n_pages,
                 "sha256": result.sha256, "warnings": list(result.warnings),
-                "pages": [(p.number, p.text, p.label) for p in result.pages],
+                "pages": [[p.number, p.text, p.label] for p in result.pages],
                 "metadata": dict(getattr(result, "metadata", None) or {}),
             }
         except MemoryError:
@@ -55,4 +66,12 @@ def serve(conn: Connection, memory_bytes: int) -> None:  # pragma: no cover - ru
             payload = {"status": "damaged", "n_pages": 0,
                        "reason": f"The PDF reader failed on this file ({type(exc).__name__})."}
         del data
-        conn.send(("done", job_id, payload))
+        try:
+            _send(out, {"kind": "done", "job": job_id, "result": payload})
+        except MemoryError:
+            _send(out, {"kind": "done", "job": job_id, "result": {
+                "status": "too_large", "n_pages": 0, "reason": "The text of this PDF is too large to pass on."}})
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(serve(int(sys.argv[1])))

@@ -18,22 +18,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
-import multiprocessing
 import os
 import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from pathlib import Path
 
 import numpy as np
 
-from . import extract_worker
 from .chunking import PageText, chunk_pages
 from .pdf import PdfExtraction
 from .settings import (
@@ -43,6 +44,7 @@ from .settings import (
     EXTRACT_SECONDS_PER_PAGE,
     EXTRACT_WORKERS,
     MAX_PDF_BYTES,
+    MAX_PDF_PAGES,
 )
 from .store.base import CollectionStore, EmbeddingStatus
 
@@ -258,14 +260,53 @@ def collect_pdf_files(paths: Iterable[str | os.PathLike]) -> FolderScan:
 # --------------------------------------------------------------------------- extraction workers
 
 
-@dataclass
 class _Worker:
-    process: multiprocessing.process.BaseProcess
-    conn: Connection
-    job: int | None = None
-    started: float = 0.0
-    deadline: float = 0.0
-    took_job: bool = False
+    """One ``python -m rag_core.extract_worker`` child and the job it is on."""
+
+    def __init__(self, memory_bytes: int):
+        package_root = str(Path(__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rag_core.extract_worker", str(memory_bytes)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True,
+        )
+        self.buffer = b""
+        self.job: int | None = None
+        self.started = 0.0
+        self.deadline = 0.0
+        self.took_job = False
+        self.eof = False
+
+    def fileno(self) -> int:
+        return self.process.stdout.fileno()
+
+    def send(self, job: int, name: str, data: bytes, max_pages: int) -> None:
+        header = json.dumps({"job": job, "name": name, "size": len(data), "max_pages": max_pages}).encode() + b"\n"
+        self.process.stdin.write(header)
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def messages(self) -> list[dict]:
+        """The complete messages that have arrived (call when the pipe is readable)."""
+        block = os.read(self.fileno(), 1 << 16)
+        if not block:
+            self.eof = True
+        self.buffer += block
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def alive(self) -> bool:
+        return not self.eof and self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        for pipe in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 class ExtractionPool:
@@ -284,42 +325,22 @@ class ExtractionPool:
         seconds_per_page: float = EXTRACT_SECONDS_PER_PAGE,
         seconds_max: float = EXTRACT_SECONDS_MAX,
         memory_mb: int = EXTRACT_MEMORY_MB,
-        max_pages: int | None = None,
+        max_pages: int = MAX_PDF_PAGES,
     ):
-        from .settings import MAX_PDF_PAGES
-
         self.n_workers = max(1, int(workers))
         self.seconds_base = float(seconds_base)
         self.seconds_per_page = float(seconds_per_page)
         self.seconds_max = float(seconds_max)
         self.memory_bytes = int(memory_mb) * 1024 * 1024
-        self.max_pages = MAX_PDF_PAGES if max_pages is None else int(max_pages)
-        self._context = multiprocessing.get_context("spawn")
+        self.max_pages = int(max_pages)
         self._workers: list[_Worker] = []
 
     def _spawn(self) -> _Worker:
-        parent, child = self._context.Pipe()
-        process = self._context.Process(target=extract_worker.serve, args=(child, self.memory_bytes), daemon=True,
-                                        name="rag-core-extract")
-        process.start()
-        child.close()
-        return _Worker(process, parent)
-
-    def _stop(self, worker: _Worker) -> None:
-        if worker.process.is_alive():
-            worker.process.kill()
-        worker.process.join(5)
-        worker.conn.close()
+        return _Worker(self.memory_bytes)
 
     def close(self) -> None:
         for worker in self._workers:
-            try:
-                if worker.process.is_alive() and worker.job is None:
-                    worker.conn.send(None)
-                    worker.process.join(2)
-            except OSError:
-                pass
-            self._stop(worker)
+            worker.stop()
         self._workers = []
 
     def __enter__(self) -> ExtractionPool:
@@ -350,11 +371,10 @@ class ExtractionPool:
 
         def finish(worker: _Worker, payload: dict) -> None:
             job = worker.job
-            name = jobs[job][0]
             pages = [PageText(n, t, label) for n, t, label in payload.get("pages", [])]
-            extraction = PdfExtraction(source=name, status=payload["status"], reason=payload["reason"], pages=pages,
-                                       n_pages=payload.get("n_pages", 0), sha256=payload.get("sha256", ""),
-                                       warnings=payload.get("warnings", []))
+            extraction = PdfExtraction(source=jobs[job][0], status=payload["status"], reason=payload["reason"],
+                                       pages=pages, n_pages=payload.get("n_pages", 0),
+                                       sha256=payload.get("sha256", ""), warnings=payload.get("warnings", []))
             if payload.get("metadata") and hasattr(extraction, "metadata"):
                 extraction.metadata = payload["metadata"]
             results[job] = extraction
@@ -362,72 +382,66 @@ class ExtractionPool:
             emit("done", job, {"status": extraction.status, "pages": extraction.n_pages,
                                "seconds": time.monotonic() - worker.started})
 
+        def failed_to_start(worker: _Worker) -> None:
+            """The worker died before it took its job: try once more with a new one, then give up."""
+            job = worker.job
+            failures[job] = failures.get(job, 0) + 1
+            if failures[job] >= 2:
+                finish(worker, {"status": "damaged", "n_pages": 0, "reason": _WORKER_FAILED})
+            else:
+                worker.job = None
+                queue.insert(0, job)
+
         while queue or any(w.job is not None for w in self._workers):
             for i, worker in enumerate(self._workers):
-                if worker.job is None and queue:
-                    if not worker.process.is_alive():
-                        self._stop(worker)
-                        worker = self._workers[i] = self._spawn()
-                    job = queue.pop(0)
-                    # the budget starts when the worker takes the job (a new worker first imports its code)
-                    worker.job, worker.started, worker.took_job = job, time.monotonic(), False
-                    worker.deadline = worker.started + self.seconds_base + _STARTUP_S
-                    try:
-                        worker.conn.send((job, jobs[job][0], jobs[job][1], self.max_pages))
-                    except OSError:  # the worker died before it took the job
-                        self._stop(worker)
-                        failures[job] = failures.get(job, 0) + 1
-                        if failures[job] >= 2:
-                            worker.job = None
-                            results[job] = PdfExtraction(
-                                source=jobs[job][0], status="damaged", reason=_WORKER_FAILED)
-                            emit("done", job, {"status": "damaged", "pages": 0, "seconds": 0.0})
-                        else:
-                            queue.insert(0, job)
-                        self._workers[i] = self._spawn()
-                        continue
-                    emit("start", job, {})
+                if worker.job is not None or not queue:
+                    continue
+                if not worker.alive():
+                    worker.stop()
+                    worker = self._workers[i] = self._spawn()
+                job = queue.pop(0)
+                # the budget starts when the worker takes the job (a new worker first imports its code)
+                worker.job, worker.started, worker.took_job = job, time.monotonic(), False
+                worker.deadline = worker.started + self.seconds_base + _STARTUP_S
+                try:
+                    worker.send(job, jobs[job][0], jobs[job][1], self.max_pages)
+                except OSError:
+                    failed_to_start(worker)
+                    worker.stop()
+                    self._workers[i] = self._spawn()
+                    continue
+                emit("start", job, {})
             busy = [w for w in self._workers if w.job is not None]
             if not busy:
                 continue
             timeout = max(0.0, min(w.deadline for w in busy) - time.monotonic())
-            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=min(timeout, 1.0))
+            ready = wait(busy, timeout=min(timeout, 1.0))
             now = time.monotonic()
             for i, worker in enumerate(self._workers):
                 if worker.job is None:
                     continue
-                if worker.conn in ready:
-                    try:
-                        while worker.conn.poll():
-                            kind, job, *rest = worker.conn.recv()
-                            if kind == "start":
-                                worker.took_job = True
-                                worker.started = time.monotonic()
-                                worker.deadline = worker.started + self.seconds_base
-                            elif kind == "page":
-                                done, total = rest
-                                worker.deadline = worker.started + min(
-                                    self.seconds_max, self.seconds_base + self.seconds_per_page * total)
-                                emit("page", job, {"done": done, "total": total})
-                            else:
-                                finish(worker, rest[0])
-                                break
-                    except (EOFError, OSError):
-                        pass
+                if worker in ready:
+                    for message in worker.messages():
+                        if message["kind"] == "start":
+                            worker.took_job = True
+                            worker.started = time.monotonic()
+                            worker.deadline = worker.started + self.seconds_base
+                        elif message["kind"] == "page":
+                            worker.deadline = worker.started + min(
+                                self.seconds_max, self.seconds_base + self.seconds_per_page * message["total"])
+                            emit("page", message["job"], {"done": message["done"], "total": message["total"]})
+                        elif message["kind"] == "done" and worker.job is not None:
+                            finish(worker, message["result"])
                 if worker.job is None:
                     continue
-                if not worker.process.is_alive():
-                    code = worker.process.exitcode
-                    job = worker.job
-                    failures[job] = failures.get(job, 0) + 1
-                    if failures[job] < 2 and not worker.took_job:  # died starting up: try a fresh one
-                        worker.job = None
-                        queue.insert(0, job)
-                    else:
+                if not worker.alive():
+                    if worker.took_job:
                         finish(worker, {"status": "damaged", "n_pages": 0, "reason": (
                             "The PDF reader stopped while reading this file (it ran out of memory or crashed, "
-                            f"exit code {code}); the file was skipped.") if worker.took_job else _WORKER_FAILED})
-                    self._stop(worker)
+                            f"exit code {worker.process.poll()}); the file was skipped.")})
+                    else:
+                        failed_to_start(worker)
+                    worker.stop()
                     self._workers[i] = self._spawn() if queue else worker
                 elif now >= worker.deadline:
                     spent = now - worker.started
@@ -435,9 +449,9 @@ class ExtractionPool:
                         f"Reading this PDF took longer than its time budget ({spent:.0f} s) and was stopped: "
                         "its pages are unusually costly to read (a huge or repeated content stream). "
                         "Save it again with another PDF tool, or split it.")})
-                    self._stop(worker)
+                    worker.stop()
                     self._workers[i] = self._spawn() if queue else worker
-        self._workers = [w for w in self._workers if w.process.is_alive() or w.job is not None]
+        self._workers = [w for w in self._workers if w.alive()]
         return results  # type: ignore[return-value]
 
 

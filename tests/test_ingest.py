@@ -126,7 +126,7 @@ def test_a_worker_that_crashes_gives_a_status_and_the_pool_goes_on(pdf_dir, monk
     with ExtractionPool(workers=1) as pool:
         first = pool._spawn()
         first.process.kill()
-        first.process.join()
+        first.process.wait()
         pool._workers = [first]
         results = pool.run([(OTHER, (pdf_dir / OTHER).read_bytes()), (SMALL, (pdf_dir / SMALL).read_bytes())])
     assert [r.status for r in results] == ["ok", "ok"]

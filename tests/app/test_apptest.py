@@ -247,11 +247,17 @@ def test_rename_then_delete_clears_the_confirmation_box(unembedded_dir, monkeypa
     assert at.button(key="delete_collection").disabled
 
 
+def damage(collection) -> None:
+    """Garble the live version's record (a missing CURRENT alone is recovered, not damage)."""
+    version = (collection / "CURRENT").read_text(encoding="utf-8").strip()
+    (collection / "versions" / version / "version.json").write_text("{garbage", encoding="utf-8")
+
+
 def test_a_damaged_collection_is_listed_with_its_error_and_can_be_deleted(unembedded_dir, monkeypatch):
     from rag_core.library import Library
 
     Library(unembedded_dir).create("healthy")
-    (unembedded_dir / "collections" / "scratch" / "CURRENT").write_text("garbage", encoding="utf-8")
+    damage(unembedded_dir / "collections" / "scratch")
     at = start(unembedded_dir, monkeypatch, "pages/collections.py")
     table = next(df.value for df in at.dataframe if "collection" in df.value.columns)
     assert dict(zip(table["collection"], table["state"], strict=True)) == {"healthy": "ok", "scratch": "damaged"}
@@ -266,7 +272,7 @@ def test_a_damaged_collection_is_listed_with_its_error_and_can_be_deleted(unembe
 
 
 def test_a_damaged_collection_gives_an_error_message_not_a_traceback(unembedded_dir, monkeypatch):
-    (unembedded_dir / "collections" / "scratch" / "CURRENT").write_text("garbage", encoding="utf-8")
+    damage(unembedded_dir / "collections" / "scratch")
     for page in ("pages/compare.py", "pages/verify.py", "pages/collections.py"):
         at = start(unembedded_dir, monkeypatch, page)
         assert any("damaged" in n for n in notes(at, "error")), (page, texts(at))

@@ -38,6 +38,7 @@ import numpy as np
 from .chunking import PageText, chunk_pages
 from .pdf import PdfExtraction
 from .settings import (
+    CACHE_DIR_ENV,
     EXTRACT_MEMORY_MB,
     EXTRACT_SECONDS_BASE,
     EXTRACT_SECONDS_MAX,
@@ -465,7 +466,7 @@ _RATE_DEFAULTS = {"pages_per_s": 15.0, "chunks_per_page": 2.8, "embed_chunks_per
 def _rates_path() -> Path:
     from platformdirs import user_cache_dir
 
-    return Path(os.environ.get("RAG_CORE_CACHE_DIR") or user_cache_dir("rag_core", appauthor=False)) / "rates.json"
+    return Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("rag_core", appauthor=False)) / "rates.json"
 
 
 def measured_rates() -> dict[str, float]:

@@ -31,6 +31,7 @@ from .settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
     DEFAULT_EMBEDDING_MODEL,
+    STORE_ENV,
     default_data_dir,
 )
 from .store import CollectionStore, open_store
@@ -50,7 +51,7 @@ class Library:
         if isinstance(store, CollectionStore):
             self.store = store
         else:
-            self.store = open_store(store or os.environ.get("RAG_CORE_STORE") or self.root)
+            self.store = open_store(store or os.environ.get(STORE_ENV) or self.root)
 
     def __repr__(self) -> str:
         return f"Library({self.store.kind}: {self.store.location})"

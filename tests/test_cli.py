@@ -66,7 +66,8 @@ def test_ingest_names_what_it_skips_and_a_missing_path_as_given(tmp_path, capsys
     out, err = capsys.readouterr()
     statuses = {f["source"]: f["status"] for f in json.loads(out)["files"]}
     assert statuses == {"empty.PDF": "empty", "blank.pdf": "no_text"}
-    assert err.strip().startswith("rag-core: skipped 3 files that are not .pdf: ")
+    assert err.strip().startswith("rag-core: skipped 3 file(s) in the folder(s): ")
+    assert err.count("(not a .pdf file)") == 3
     for name in ("notes.txt", "data.csv", "readme.md"):
         assert name in err
     missing = tmp_path / "typo" / "paper.pdf"

@@ -261,7 +261,7 @@ def test_old_versions_stay_for_their_grace_period(copy, pdf_dir, monkeypatch):
 @pytest.mark.slow
 def test_searchers_and_ingests_at_once_see_no_false_damage():
     """Searching and writing processes on one collection: no error, no lost document (benchmarks/stress_store.py)."""
-    seconds = os.environ.get("RAG_CORE_STRESS_SECONDS", "40")
+    seconds = "40"
     result = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "stress_store.py"), "--readers", "4", "--writers", "2",
          "--seconds", seconds, "--json"], capture_output=True, text=True, timeout=900,

@@ -324,9 +324,9 @@ def cmd_models(args) -> int:
         rows.append({"role": role, "name": name, "origin": source.origin, "available": source.available,
                      "detail": source.detail})
     if args.json:
-        print(json.dumps({"device": select_device(), "models": rows}, indent=1))
+        print(json.dumps({"device": select_device(import_torch=False), "models": rows}, indent=1))
     else:
-        print(f"device: {select_device()}")
+        print(f"device: {select_device(import_torch=False)}")
         for r in rows:
             print(f"{r['role']:14s} {r['name']}: {r['origin']} - {r['detail']}")
     return EXIT_OK

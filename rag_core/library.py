@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .chunking import validate_chunk_settings
 from .errors import (  # noqa: F401  (re-exported: callers catch them from here)
@@ -18,7 +19,6 @@ from .errors import (  # noqa: F401  (re-exported: callers catch them from here)
     CollectionExistsError,
     CollectionNotFoundError,
 )
-from .index import RagIndex
 from .ingest import (  # noqa: F401  (re-exported)
     FileReport,
     IngestProgress,
@@ -37,6 +37,9 @@ from .settings import (
 from .store import CollectionStore, open_store
 from .store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name
 from .store.folder import CollectionDamagedError  # noqa: F401
+
+if TYPE_CHECKING:
+    from .index import RagIndex
 
 
 class Library:

@@ -11,6 +11,7 @@ import functools
 import logging
 import os
 import socket
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,16 +72,32 @@ def bundled_embedding_model_path() -> Path | None:
     return path if (path / "config.json").is_file() else None
 
 
+def _hub_cache() -> Path:
+    """The Hugging Face hub cache folder, found the way huggingface_hub finds it."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    home = os.environ.get("HF_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
 def _cached_snapshot(repo_id: str) -> str | None:
-    if "/" not in repo_id:
+    """The cached snapshot folder of a hub model, read from the cache layout (no import of
+    huggingface_hub, so quick commands stay quick): ``refs/main`` first, else any snapshot."""
+    if "/" not in repo_id or repo_id.count("/") > 1:
+        return None
+    folder = _hub_cache() / f"models--{repo_id.replace('/', '--')}"
+    snapshots = folder / "snapshots"
+    if not snapshots.is_dir():
         return None
     try:
-        from huggingface_hub import snapshot_download
-
-        path = snapshot_download(repo_id, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any miss means "not cached"
-        return None
-    return path if Path(path, "config.json").is_file() else None
+        ref = (folder / "refs" / "main").read_text(encoding="utf-8").strip()
+    except OSError:
+        ref = ""
+    candidates = ([snapshots / ref] if ref else []) + sorted(snapshots.iterdir())
+    for candidate in candidates:
+        if candidate.is_dir() and (candidate / "config.json").is_file():
+            return str(candidate)
+    return None
 
 
 def resolve_model(name: str) -> ModelSource:
@@ -109,11 +126,17 @@ def resolve_model(name: str) -> ModelSource:
                        f"'{name}' is not a local folder, not in the Hugging Face cache, and {why}")
 
 
-def select_device() -> str:
-    """``cuda`` when a GPU is there, else ``mps`` on Apple silicon, else ``cpu``."""
+def select_device(*, import_torch: bool = True) -> str:
+    """``cuda`` when a GPU is there, else ``mps`` on Apple silicon, else ``cpu``.
+
+    ``import_torch=False`` answers without importing torch (seconds) unless it is already
+    imported, from the NVIDIA driver's presence: for quick commands such as ``rag-core models``.
+    """
     forced = os.environ.get(DEVICE_ENV)
     if forced:
         return forced
+    if not import_torch and "torch" not in sys.modules:
+        return "cuda" if Path("/proc/driver/nvidia/gpus").is_dir() else "cpu"
     import torch
 
     if torch.cuda.is_available():

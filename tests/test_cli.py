@@ -137,3 +137,21 @@ def test_ingest_report_remove_and_rename(tmp_path, pdf_dir, capsys):
     capsys.readouterr()
     assert main(["--data-dir", data, "list"]) == 0
     assert "No collections" in capsys.readouterr().out
+
+
+def test_quick_commands_import_no_heavy_library(tmp_path, pdf_dir):
+    """`--help`, `list` and `models` answer without importing torch or scikit-learn (seconds each)."""
+    import subprocess
+    import sys
+
+    from rag_core.library import Library
+
+    Library(tmp_path).add_pdfs("c", [pdf_dir / "awkward_apl2011_custom_font_encoding_2col.pdf"],
+                               compute_embeddings=False)
+    script = ("import sys; from rag_core.cli import main\n"
+              "for argv in (['list'], ['list', 'c'], ['models']): main(['--data-dir', sys.argv[1], *argv])\n"
+              "heavy = ('torch', 'sklearn', 'scipy', 'transformers', 'huggingface_hub')\n"
+              "print(sorted(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -24,12 +24,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import CollectionError
-from ..index import RagIndex
 from ..settings import MAX_COLLECTION_NAME_LENGTH
+
+if TYPE_CHECKING:
+    from ..index import RagIndex
 
 COLLECTION_FORMAT = "rag_core.collection"
 _NAME_RE = re.compile(r"^[^\W_][\w .()+\-]*$")

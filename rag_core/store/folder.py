@@ -35,13 +35,13 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from filelock import FileLock, Timeout
 
 from ..atomic import write_bytes_atomic, write_json_atomic
 from ..chunking import validate_chunk_settings
-from ..dense import DEFAULT_LONG_TEXT
 from ..errors import (
     CollectionBusyError,
     CollectionError,
@@ -49,8 +49,7 @@ from ..errors import (
     CollectionNotFoundError,
     IndexFormatError,
 )
-from ..index import RagIndex, build_index_from_chunks
-from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL, DEFAULT_LONG_TEXT
 from .base import (
     COLLECTION_FORMAT,
     CheckReport,
@@ -71,6 +70,9 @@ from .index_files import (
     verify_index_files,
     write_index_files,
 )
+
+if TYPE_CHECKING:
+    from ..index import RagIndex
 
 COLLECTION_FORMAT_VERSION = 2
 VERSION_FORMAT = "rag_core.version"
@@ -555,6 +557,8 @@ class FolderStore(CollectionStore):
                 write_bytes_atomic(target, data)
 
         def write(staging: Path) -> None:
+            from ..index import build_index_from_chunks
+
             if chunks:
                 index = build_index_from_chunks(
                     chunks, embedding_model=settings["embedding_model"], embeddings=embeddings,
@@ -563,9 +567,11 @@ class FolderStore(CollectionStore):
                 index.dense_mask = None if dense_mask is None or bool(np.all(dense_mask)) else dense_mask
                 write_index_files(index, staging)
 
-        return self._write_version(path, settings, documents, write)
+        dense_chunks = 0 if embeddings is None else (
+            len(chunks) if dense_mask is None else int(np.count_nonzero(dense_mask)))
+        return self._write_version(path, settings, documents, write, dense_chunks=dense_chunks)
 
-    def _write_version(self, path: Path, settings: dict, documents: list[dict], write) -> str:
+    def _write_version(self, path: Path, settings: dict, documents: list[dict], write, *, dense_chunks: int) -> str:
         """Write a complete version with ``write(staging)`` and make it live (writer lock held)."""
         versions = path / "versions"
         versions.mkdir(exist_ok=True)
@@ -584,6 +590,7 @@ class FolderStore(CollectionStore):
                 "created": time.time(),
                 "settings": {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model", "created")},
                 "documents": documents, "n_chunks": sum(int(d.get("chunks", 0)) for d in documents),
+                "dense_chunks": int(dense_chunks),
                 "index_manifest": None if not manifest.is_file() else {
                     "bytes": manifest.stat().st_size, "sha256": file_digest(manifest)},
             }
@@ -700,7 +707,8 @@ class FolderStore(CollectionStore):
                 manifest.update(files=files, has_embeddings=True, embedding_dim=int(index.embeddings.shape[1]))
                 (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
 
-            version = self._write_version(resolved.path, settings, record["documents"], write)
+            version = self._write_version(resolved.path, settings, record["documents"], write,
+                                          dense_chunks=index.dense_coverage[0])
             self._drop_folded_vectors(resolved.path)
             return version
 
@@ -734,14 +742,26 @@ class FolderStore(CollectionStore):
         write_json_atomic(folder / PROGRESS_FILE, {**progress, "pid": os.getpid(), "updated": time.time()})
 
     def embedding_status(self, name: str) -> EmbeddingStatus:
-        path = self._existing(name)
+        """Counted from the version record and the vector files written since (no index is loaded)."""
         try:
-            index = self.load_index(name)
+            resolved = self._resolve(name)
+            if resolved.folder is None:
+                return EmbeddingStatus(0, 0)
+            record = self._version_record(resolved.path.name, resolved.folder)
         except CollectionError as exc:
             return EmbeddingStatus(0, 0, error=str(exc))
-        if index is None:
-            return EmbeddingStatus(0, 0)
-        done, total = index.dense_coverage
+        total = sum(int(d.get("chunks", 0)) for d in record["documents"])
+        done = record.get("dense_chunks")
+        if not isinstance(done, int):  # a version written before the count was recorded
+            try:
+                index = self.load_index(name)
+            except CollectionError as exc:
+                return EmbeddingStatus(0, total, error=str(exc))
+            done = 0 if index is None else index.dense_coverage[0]
+        elif done < total:
+            done += self._rows_written(resolved.path)
+        done = min(done, total)
+        path = resolved.path
         try:
             progress = json.loads((path / "vectors" / PROGRESS_FILE).read_text(encoding="utf-8"))
             if not isinstance(progress, dict):
@@ -753,11 +773,24 @@ class FolderStore(CollectionStore):
             and time.time() - updated < EMBEDDER_SILENT_S and _pid_alive(progress.get("pid"))
         in_memory = progress.get("done") if running and isinstance(progress.get("done"), int) else None
         return EmbeddingStatus(
-            done=max(done, in_memory or 0) if in_memory is not None and in_memory <= total else done, total=total,
+            done=max(done, min(in_memory, total)) if in_memory is not None else done, total=total,
             running=running, rate=progress.get("rate") if running and _is_number(progress.get("rate")) else None,
             started=progress.get("started") if _is_number(progress.get("started")) else None, updated=updated,
             error=progress.get("error") if isinstance(progress.get("error"), str) else None,
         )
+
+    @staticmethod
+    def _rows_written(path: Path) -> int:
+        """Vectors in files written since the last version (read from the .npy headers only)."""
+        rows = 0
+        folder = path / "vectors"
+        for item in folder.iterdir() if folder.is_dir() else []:
+            if _VECTOR_RE.fullmatch(item.name):
+                try:
+                    rows += int(np.load(item, mmap_mode="r", allow_pickle=False).shape[0])
+                except (OSError, ValueError):
+                    continue
+        return rows
 
     # ---------------------------------------------------------------- side data
     def read_data(self, name: str, key: str):

@@ -27,13 +27,14 @@ import shutil
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import IndexFormatError, UnsafeIndexError
-from ..index import RagIndex
-from ..lexical import BM25Index, tfidf_from_state, tfidf_state
+
+if TYPE_CHECKING:
+    from ..index import RagIndex
 
 FORMAT_NAME = "rag_core.index"
 FORMAT_VERSION = 1
@@ -80,6 +81,10 @@ def fsync_tree(folder: Path) -> None:
 
 def write_index_files(index: RagIndex, folder: Path) -> dict:
     """Write the index into an existing empty ``folder`` (no swapping); returns the manifest."""
+    import scipy.sparse as sp
+
+    from ..lexical import tfidf_state
+
     folder = Path(folder)
     embeddings = None if index.embeddings is None else np.asarray(index.embeddings, dtype=np.float32)
     if embeddings is not None and not np.isfinite(embeddings).all():
@@ -252,6 +257,11 @@ def load_index(
     folder you made yourself. Damaged folders raise
     ``IndexFormatError`` naming the file.
     """
+    import scipy.sparse as sp
+
+    from ..index import RagIndex
+    from ..lexical import BM25Index, tfidf_from_state
+
     if verify not in VERIFY_MODES:
         raise ValueError(f"verify must be one of {VERIFY_MODES}, got {verify!r}")
     folder = Path(index_dir)

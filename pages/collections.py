@@ -22,7 +22,8 @@ from rag_core.render import literal_html, seconds_text, short_title
 MANAGE_KEY = "manage_collection"
 REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"
 UNDO_KEY = "remove_undo"  # what the last removal took away, to put it back
-STAGE_WORDS = {"extract": "Reading", "embed": "Embedding passages", "index": "Building the index", "done": "Done"}
+STAGE_WORDS = {"read": "Reading", "extract": "Reading", "embed": "Embedding passages", "index": "Building the index",
+               "done": "Done"}
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
 
 
@@ -80,8 +81,9 @@ def upload_section(lib, name: str) -> None:
     files = st.file_uploader(
         "PDF files (you can select many at once)", type=["pdf"], accept_multiple_files=True,
         key=f"uploader_{nonce}",
-        help="Each file is read, cut into passages and embedded. A file that cannot be read is skipped "
-             "with the reason; the others are still added.",
+        help="Each file is read and cut into passages; as soon as that is done they can be searched by TF-IDF, "
+             "BM25 and exact search, and their embeddings are computed in the background for hybrid search. "
+             "A file that cannot be read is skipped with the reason; the others are still added.",
     )
     add = st.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
     if add and files:
@@ -110,13 +112,13 @@ def upload_section(lib, name: str) -> None:
 
         pdfs = [(f.name, f.getvalue()) for f in files]  # the library takes names and bytes
         try:
-            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False)
+            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False, embed="background")
         except ValueError as exc:
             bar.empty()
             current.empty()
             show_error(exc)
             return
-        bar.progress(1.0, text=f"Finished in {seconds_text(time.perf_counter() - started)}.")
+        bar.progress(1.0, text=f"Searchable after {seconds_text(time.perf_counter() - started)}.")
         st.session_state["last_report"] = {"collection": name, **report.to_dict()}
         st.session_state["uploader_nonce"] = nonce + 1  # empties the uploader
         st.rerun()
@@ -124,6 +126,32 @@ def upload_section(lib, name: str) -> None:
     report = st.session_state.get("last_report")
     if report and report.get("collection") == name:
         show_report(report)
+    embedding_section(lib, name)
+
+
+def embedding_section(lib, name: str) -> None:
+    """How far the embeddings are; refreshes itself while they are being computed."""
+    status = lib.embedding_status(name)
+    if status.total == 0 or status.complete:
+        return
+    if not status.running:
+        lib.embed_in_background(name)  # resume what an earlier run (or a restart) left unfinished
+    embedding_progress(name)
+
+
+@st.fragment(run_every=2.0)
+def embedding_progress(name: str) -> None:
+    status = library().embedding_status(name)
+    if status.complete:
+        note("success", f"Embeddings of all {status.total:,} passages are ready: hybrid search uses them all.")
+        return
+    if status.error and not status.running:
+        note("error", f"Computing the embeddings stopped: {status.error}")
+        return
+    left = f", about {seconds_text(status.eta_s)} left" if status.eta_s is not None else ""
+    st.progress(status.done / max(status.total, 1),
+                text=f"Embeddings for hybrid search: {status.done:,} of {status.total:,} passages so far{left}. "
+                     "TF-IDF, BM25 and exact search already cover every passage.")
 
 
 def show_report(report: dict) -> None:
@@ -208,8 +236,8 @@ def undo_offer(lib, name: str) -> None:
             return
         note("success", f"Removed “{undo['source']}” from “{name}”.")
         if st.button("Undo: put it back", key="undo_remove", icon=":material/undo:"):
-            with st.spinner("Putting the document back (reading and embedding it again)…"):
-                report = lib.add_pdfs(name, [(undo["source"], undo["data"])], create=False)
+            with st.spinner("Putting the document back…"):
+                report = lib.add_pdfs(name, [(undo["source"], undo["data"])], create=False, embed="background")
             st.session_state.pop(UNDO_KEY, None)
             status = report.files[0].status if report.files else "nothing"
             if status == "ok":

@@ -172,6 +172,12 @@ def list_notes(kind: str, result: dict) -> None:
     elif kind == "hybrid" and not result.get("lexical_match", True):
         note("warning", "No passage shares a word with the question: these passages are only close in "
                         "meaning (embedding similarity). The fused score ranks them against each other only.")
+    if kind == "hybrid" and rows:
+        done, total = rows[0].get("dense_coverage") or (None, None)
+        if done is not None and done < total:
+            note("info", f"Dense: {done:,} of {total:,} passages have embeddings so far (they are being computed); "
+                         "the others are found by TF-IDF and BM25 only. Press Compare again later for the full "
+                         "hybrid list.")
 
 
 def list_caption(kind: str, result: dict, settings: dict) -> str:

@@ -7,6 +7,7 @@ only when it answers. Nothing here waits on a network for more than a moment.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -178,6 +179,55 @@ def load_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL):
         )
     with _load_lock:
         return _load_bi_encoder(source.location, select_device())
+
+
+@dataclass
+class WarmUp:
+    """A model loading in the background: ``state`` is "loading", "ready" or "failed"."""
+
+    name: str
+    state: str = "loading"
+    error: str | None = None
+    seconds: float | None = None
+
+
+_warm_ups: dict[str, WarmUp] = {}
+_warm_lock = threading.Lock()
+
+
+def warm_up_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL) -> WarmUp:
+    """Start loading the bi-encoder in a daemon thread (once per process) and return its state.
+
+    torch and the model take seconds to load; an app calls this when it starts so the page
+    is usable at once and the first hybrid search finds the model ready (a search that comes
+    earlier waits for the same load, it does not start a second one).
+    """
+    with _warm_lock:
+        warm = _warm_ups.get(name)
+        if warm is not None:
+            return warm
+        warm = _warm_ups[name] = WarmUp(name)
+
+    def load() -> None:
+        import time
+
+        started = time.perf_counter()
+        try:
+            load_bi_encoder(name)
+        except Exception as exc:  # noqa: BLE001 - reported through the state, not raised in a thread
+            warm.error = str(exc)
+            warm.state = "failed"
+            log.warning("Loading the embedding model %s failed: %s", name, exc)
+        else:
+            warm.state = "ready"
+        warm.seconds = time.perf_counter() - started
+
+    thread = threading.Thread(target=load, name="rag-core-warm-up", daemon=True)
+    thread.start()
+    # A daemon thread still inside torch's C++ code when the interpreter exits aborts the
+    # process ("terminate called without an active exception"): let the load finish first.
+    atexit.register(thread.join, 120)
+    return warm
 
 
 @functools.lru_cache(maxsize=8)

@@ -64,14 +64,28 @@ def link(page: str, label: str, icon: str | None = None) -> None:
 
 
 def setup_page(key: str) -> None:
-    """Title, wide layout, the app's styles and the navigation across the top."""
+    """Title, wide layout, the app's styles and the navigation across the top.
+
+    Also starts loading the embedding model in the background (once per server), so the
+    page is usable at once; the navigation bar says while it loads.
+    """
+    from rag_core.models import warm_up_bi_encoder
+
     _, label, _ = NAVIGATION[key]
     st.set_page_config(page_title=f"{label} · {APP_TITLE}", page_icon=":material/menu_book:", layout="wide")
     st.html(CSS)
+    warm = warm_up_bi_encoder()
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         st.html(f'<div class="rc-brand">{APP_TITLE}</div>', width="content")
         for file, title, icon in NAVIGATION.values():
             link(file, title, icon)
+        if warm.state == "loading":
+            st.html('<div class="rc-line rc-muted" data-testid="rc-model-loading">Loading the embedding model '
+                    "in the background: lexical and exact search work now, hybrid search as soon as it is ready."
+                    "</div>")
+        elif warm.state == "failed":
+            st.html(f'<div class="rc-line rc-muted">The embedding model could not be loaded: '
+                    f"{literal_html(warm.error)}</div>")
 
 
 # ---------------------------------------------------------------- literal text

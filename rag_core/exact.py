@@ -59,16 +59,20 @@ class ExactSearchError(RagCoreError):
 
 # Characters folded before Unicode compatibility normalisation and case folding.
 _SPECIAL_FOLDS = {
-    # single quotes and primes
+    # single quotes, primes and accents used as apostrophes
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u02bc": "'",
+    "\u02bc": "'", "\u00b4": "'", "`": "'",
     # double quotes
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00ab": '"', "\u00bb": '"',
     # hyphens, dashes and minus signs
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
-    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-", "\u2043": "-",
+    # a soft hyphen is kept as a marker for the structural pass (dropped there with the
+    # white space after it); pdfium's line-end hyphen (U+0002, U+FFFE) is one too
+    "\u00ad": "\u00ad", "\x02": "\u00ad", "\ufffe": "\u00ad",
     # invisible characters
-    "\u00ad": "", "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
+    "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
 }
 
 
@@ -93,75 +97,84 @@ _FOLD_TABLE = _FoldTable()
 for _cp in range(128):  # pre-filled so str.translate can take its ASCII fast path
     _FOLD_TABLE[_cp] = _fold_char(chr(_cp))
 
-# A hyphen at the end of a line between two word characters: "retrie-\nval".
-# (The hyphen comes first so that the regex engine can skip ahead to candidates.)
-_LINE_END_HYPHEN = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])[^\S\n]*\n\s*(?=\w)")
-_HYPHEN_CHARS = ("-", "\u00ad", "\u2010")
-# Every run of white space becomes one space (runs that already are " " are left).
-_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
+# The structural pass over the character-folded text, one alternative per rule:
+# 1. a soft hyphen and the white space after it go ("retrie\u00ad\nval" -> "retrieval");
+# 2. a run of hyphens/dashes with the white space around it goes, so a line-end hyphen
+#    matches the joined, the hyphenated and the spaced reading ("Lucene-\nBM25",
+#    "Lucene-BM25", "LuceneBM25"; "retrie- val", "retrieval"), except between two digits,
+#    where it stays one "-" ("1990 - 2000" -> "1990-2000", never "19902000");
+# 3. any other run of white space becomes one space.
+_STRUCTURE = re.compile(r"\u00ad\s*|\s*-[\s\u00ad-]*|\s+")
+
+
+def _structural_replacement(text: str, start: int, end: int) -> str:
+    first = text[start]
+    if first == "\u00ad":
+        return ""
+    if first == "-" or "-" in text[start:end]:
+        if 0 < start and end < len(text) and text[start - 1].isdigit() and text[end].isdigit():
+            return "-"
+        return ""
+    return " "
+
+
+def _needs_structure(folded: str) -> bool:
+    return "-" in folded or "\u00ad" in folded or any(c.isspace() and c != " " for c in folded) or "  " in folded
 
 
 def _fold_fast(text: str) -> str:
-    """``normalize_for_matching(text)[0]`` without the offset map (C-speed operations)."""
-    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
-        text = _LINE_END_HYPHEN.sub("", text)
-    if text.isascii():
-        folded = text.lower()  # the fold of an ASCII character is its lower case
-    else:
-        folded = text.translate(_FOLD_TABLE)
-    # Same as _WHITESPACE.sub(" ", folded): str.split() splits on str.isspace() runs,
-    # the same characters as the regex's \s.
-    words = folded.split()
-    if not words:
-        return " " if folded else ""
-    lead = " " if folded[0].isspace() else ""
-    trail = " " if folded[-1].isspace() else ""
-    return lead + " ".join(words) + trail
+    """``normalize_for_matching(text)[0]`` without the offset map (C-speed where possible)."""
+    folded = text.translate(_FOLD_TABLE)
+    if not _needs_structure(folded):
+        return folded
+    return _STRUCTURE.sub(lambda m: _structural_replacement(folded, m.start(), m.end()), folded)
 
 
 def normalize_for_matching(text: str) -> tuple[str, list[int]]:
     """Fold ``text`` for quote matching; return it and, for each of its characters,
     the index of the original character it came from.
 
-    Folding: words hyphenated at a line end are joined ("retrie-\\nval" -> "retrieval"),
-    curly quotes become straight ones, dashes and minus signs become "-", soft hyphens
-    and zero-width characters are dropped, each character is put through NFKC
-    (ligatures such as "ﬁ" -> "fi", non-breaking and other spaces -> " ") and case-folded,
-    and every run of white space becomes a single space.
+    Folding: curly quotes become straight ones, every dash and minus sign becomes "-",
+    zero-width characters are dropped, each character is put through NFKC (ligatures such
+    as "ﬁ" -> "fi", non-breaking and other spaces -> " ") and case-folded; then a soft
+    hyphen and the white space after it are dropped, a run of hyphens or dashes is dropped
+    with the white space around it (kept as one "-" between two digits), and every other
+    run of white space becomes a single space. So a word broken at a line end
+    ("retrie-\\nval", "Lucene-\\nBM25") folds to the same letters as its joined, hyphenated
+    and spaced readings ("retrieval", "retrie-val", "retrie- val").
     """
-    kept: list[tuple[int, int]] = []
-    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
-        pos = 0
-        for m in _LINE_END_HYPHEN.finditer(text):
-            kept.append((pos, m.start()))
-            pos = m.end()
-        kept.append((pos, len(text)))
+    if text.isascii():
+        translated = text.translate(_FOLD_TABLE)  # ASCII folds one to one
+        origin = list(range(len(text)))
     else:
-        kept.append((0, len(text)))
-
-    table = _FOLD_TABLE
-    chars: list[str] = []
-    origin: list[int] = []
-    for a, b in kept:
-        for i in range(a, b):
-            folded = table[ord(text[i])]
-            if len(folded) == 1:
-                chars.append(folded)
-                origin.append(i)
-            elif folded:
-                chars.extend(folded)
-                origin.extend([i] * len(folded))
-    translated = "".join(chars)
+        table = _FOLD_TABLE
+        pieces = [table[ord(c)] for c in text]
+        translated = "".join(pieces)
+        if len(translated) == len(text) and all(len(p) == 1 for p in pieces):
+            origin = list(range(len(text)))
+        else:
+            origin = []
+            for i, piece in enumerate(pieces):
+                if len(piece) == 1:
+                    origin.append(i)
+                elif piece:
+                    origin.extend([i] * len(piece))
+    if not _needs_structure(translated):
+        return translated, origin
 
     out: list[str] = []
     out_map: list[int] = []
     pos = 0
-    for m in _WHITESPACE.finditer(translated):
-        out.append(translated[pos : m.start()])
-        out_map.extend(origin[pos : m.start()])
-        out.append(" ")
-        out_map.append(origin[m.start()])
-        pos = m.end()
+    for m in _STRUCTURE.finditer(translated):
+        start, end = m.start(), m.end()
+        out.append(translated[pos:start])
+        out_map.extend(origin[pos:start])
+        replacement = _structural_replacement(translated, start, end)
+        if replacement:
+            anchor = start if replacement == " " else start + m.group().index("-")
+            out.append(replacement)
+            out_map.append(origin[anchor])
+        pos = end
     out.append(translated[pos:])
     out_map.extend(origin[pos:])
     return "".join(out), out_map
@@ -499,12 +512,53 @@ def find_exact(
         allowed = lambda i: chunks[i].get("source") in wanted  # noqa: E731
 
     hits: list[dict] = []
+    seen: set[tuple] = set()  # places already reported, so overlapping chunks count a place once
     for i, start, end in _SCANNERS[mode](corpus, pattern, allowed):
+        place = _place(chunks[i], start, end)
+        while place is not None and place in seen:
+            found = _next_in_chunk(mode, pattern, texts[i], start)
+            if found is None:
+                break
+            start, end = found
+            place = _place(chunks[i], start, end)
+        if place is not None:
+            if place in seen:
+                continue
+            seen.add(place)
         hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break
     return hits
+
+
+def _place(chunk: dict, start: int, end: int) -> tuple | None:
+    """``(document, doc_start, doc_end)`` of a match, or None when the chunk has no offset."""
+    offset = chunk.get("start")
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        return None
+    return (chunk.get("doc_id") or chunk.get("source"), offset + start, offset + end)
+
+
+def _next_in_chunk(mode: str, pattern: str, text: str, after: int) -> tuple[int, int] | None:
+    """The first match in ``text`` that starts after offset ``after`` (None when there is none)."""
+    if mode == "normalized":
+        needle = normalize_for_matching(pattern)[0].strip()
+        folded, origin = normalize_for_matching(text)
+        j = folded.find(needle)
+        while j >= 0:
+            if origin[j] > after:
+                return origin[j], origin[j + len(needle) - 1] + 1
+            j = folded.find(needle, j + 1)
+        return None
+    compiled = _compile_literal(pattern) if mode == "literal" else _compile_regex(pattern)
+    data = text.encode("utf-8", "surrogatepass")
+    pos = len(text[: after + 1].encode("utf-8", "surrogatepass"))
+    m = compiled.search(data, pos)
+    if m is None:
+        return None
+    s = _char_offset(data, 0, m.start())
+    return s, s + _char_offset(data, m.start(), m.end())
 
 
 def search_exact(

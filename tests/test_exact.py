@@ -353,3 +353,60 @@ def test_missing_and_odd_chunk_fields():
     chunks = [{"source": "no_text"}, {"text": None, "source": "none"}, {"text": "found it"}]
     hits = find_exact("found", chunks)
     assert [(h["chunk_index"], h["source"]) for h in hits] == [(2, None)]
+
+
+# ------------------------------------------------------------------ folding for real quotes
+
+
+@pytest.mark.parametrize("text, typed", [
+    ("outperforms a strong Lucene-\nBM25 system", "outperforms a strong Lucene-BM25 system"),
+    ("outperforms a strong Lucene-\nBM25 system", "outperforms a strong LuceneBM25 system"),
+    ("without substantial taskspecific\narchitecture", "without substantial task-specific architecture"),
+    ("without substantial task-\nspecific architecture", "without substantial task-specific architecture"),
+    ("without substantial task-\nspecific architecture", "without substantial taskspecific architecture"),
+    ("fine-tuning all pretrained\nparameters", "fine-tuning all pre-trained parameters"),
+    ("a conventional pertoken\nlikelihood", "a conventional per-token likelihood"),
+    ("instead of sequencealigned\nrecurrence", "instead of sequence-aligned recurrence"),
+    ("current tabletext\nencoding models", "current table-text encoding models"),
+    ("our tracecompilation\nbased speculative", "our trace-compilation based speculative"),
+    ("efficient retrie-\nval of passages", "efficient retrie- val of passages"),
+    ("efficient retrie-\nval of passages", "efficient retrie-val of passages"),
+    ("efficient retrieval of passages", "efficient retrie- val of passages"),
+    ("efficient retrie\u00ad\nval of passages", "efficient retrieval of passages"),
+    ("a left-to-\nright model", "a left-to-right model"),
+    ("the e\ufb03cient \ufb01ne-tuning", "the efficient fine-tuning"),
+    ("the \u201cnull energy\u201d condition", 'the "null energy" condition'),
+    ("the model\u2019s output", "the model's output"),
+    ("results\u2014and more\u2013so", "results -- and more - so"),
+    ("non\u00a0breaking\u2009thin\u200bzero", "non breaking thinzero"),
+    ("from 1990\u2013\n2000 on", "from 1990-2000 on"),
+])
+def test_reader_readings_of_a_pdf_line_match(text, typed):
+    chunks = [{"text": "Something else.\n" + text + ".", "source": "p.pdf"}]
+    hits = find_exact(typed, chunks, mode="normalized")
+    assert len(hits) == 1, (text, typed)
+    hit = hits[0]
+    assert hit["match"] == chunks[0]["text"][hit["start"]:hit["end"]]
+    assert hit["start"] == len("Something else.\n")
+    assert hit["end"] == len("Something else.\n") + len(text)
+
+
+def test_digits_keep_their_dash():
+    chunks = [{"text": "we used 19902000 samples", "source": "p.pdf"}]
+    assert find_exact("1990-2000 samples", chunks, mode="normalized") == []
+    chunks = [{"text": "we used 10 - 20 samples", "source": "p.pdf"}]
+    assert find_exact("10-20 samples", chunks, mode="normalized")[0]["match"] == "10 - 20 samples"
+
+
+def test_a_place_in_the_overlap_of_two_chunks_is_reported_once():
+    sentence = "The overlap sentence appears in two chunks."
+    text = "a" * 109 + " " + sentence + " " + "b" * 200 + " " + "The overlap sentence again, later."
+    chunks = chunk_pages([PageText(1, text)], "doc.pdf", chunk_size=200, overlap=100)
+    holding = [i for i, c in enumerate(chunks) if sentence in c["text"]]
+    assert len(holding) >= 2  # the sentence is in the overlap
+    for mode in ("literal", "normalized", "regex"):
+        hits = find_exact("The overlap sentence" if mode != "regex" else r"The overlap sentence",
+                          chunks, mode=mode, max_hits=50)
+        places = [(h["doc_start"], h["doc_end"]) for h in hits]
+        assert len(places) == len(set(places)) == 2, (mode, places)
+        assert sorted(places)[0][0] == text.index(sentence)

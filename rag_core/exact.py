@@ -51,6 +51,7 @@ __all__ = [
 
 MODES = ("literal", "regex", "normalized")
 MAX_PATTERN_CHARS = 1_000
+MAX_QUOTE_CHARS = 10_000  # find_places: a quote may be a whole paragraph
 REGEX_ENGINE = "re2"
 # Memory RE2 may use for one compiled pattern (its DFA cache included).
 _RE2_MAX_MEM = 64 << 20
@@ -688,7 +689,12 @@ def find_places(
     the span cut at page starts (see :meth:`DocumentText.segments`). Places come in document
     order; the last has ``truncated: True`` when ``max_places`` was reached.
     """
-    _check_args(pattern, "normalized", max_places, context)
+    if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_CHARS:  # quotes may be longer than patterns
+        if len(pattern) > MAX_QUOTE_CHARS:
+            raise ExactSearchError(f"The quote is too long ({len(pattern)} characters; at most {MAX_QUOTE_CHARS})")
+        _check_args(pattern[:MAX_PATTERN_CHARS], "normalized", max_places, context)
+    else:
+        _check_args(pattern, "normalized", max_places, context)
     if not isinstance(chunks, Sequence):
         chunks = list(chunks)
     if not chunks:

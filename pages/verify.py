@@ -31,8 +31,9 @@ from rag_core.comparison import verify_quote  # noqa: E402
 RESULT_KEY = "verify_result"
 CONTEXT = 300
 VERDICTS = {
-    "exact": (":material/check_circle:", st.success),
-    "normalized": (":material/check_circle:", st.success),
+    "verbatim": (":material/check_circle:", st.success),
+    "near_verbatim": (":material/help:", st.warning),
+    "related": (":material/help:", st.warning),
     "not_found": (":material/help:", st.warning),
 }
 

@@ -64,8 +64,8 @@ NEAR_MAX_CHANGED_SHARE = 0.25
 # related: the best sentence of a close passage is at least this close in meaning (cosine of
 # all-MiniLM-L6-v2 embeddings), or, in a collection without embeddings, shares at least this
 # TF-IDF cosine. Chosen on the labelled set (docs/citations.md).
-RELATED_MIN_MEANING = 0.55
-RELATED_MIN_LEXICAL = 0.3
+RELATED_MIN_MEANING = 0.58
+RELATED_MIN_LEXICAL = 0.35
 
 # Candidate chunks taken from each lexical list (TF-IDF, BM25) for the fuzzy alignment.
 CANDIDATES_PER_LIST = 8
@@ -472,25 +472,38 @@ def closest_wording(quote: str, index, *, sources: Collection[str] | None = None
 
 # --------------------------------------------------------------------------- meaning
 
-_sentence_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_sentence_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _sentence_lock = threading.Lock()
-_SENTENCE_CACHE_SIZE = 4096
+_SENTENCE_CACHE_SIZE = 20_000
+# Sentences of a passage whose meaning is compared with the statement: those sharing the most
+# key words with it (a sentence sharing none is not its best match), at most this many.
+SENTENCES_PER_PASSAGE = 4
 
 
-def _sentence_vectors(model, key: tuple, sentences: list[str]) -> np.ndarray:
-    from .dense import encode_passages
+def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarray:
+    """Unit embeddings of ``sentences``, encoded in one batch on one thread; cached by text."""
+    from .dense import encode_passages, single_torch_thread
 
+    out: list[np.ndarray | None] = []
+    missing: list[int] = []
     with _sentence_lock:
-        got = _sentence_cache.get(key)
-        if got is not None:
-            _sentence_cache.move_to_end(key)
-            return got
-    vectors = encode_passages(model, sentences)
-    with _sentence_lock:
-        _sentence_cache[key] = vectors
-        while len(_sentence_cache) > _SENTENCE_CACHE_SIZE:
-            _sentence_cache.popitem(last=False)
-    return vectors
+        for i, sentence in enumerate(sentences):
+            got = _sentence_cache.get((model_name, sentence))
+            if got is not None:
+                _sentence_cache.move_to_end((model_name, sentence))
+            else:
+                missing.append(i)
+            out.append(got)
+    if missing:
+        with single_torch_thread():
+            vectors = encode_passages(model, [sentences[i] for i in missing])
+        with _sentence_lock:
+            for i, vector in zip(missing, vectors):
+                out[i] = vector
+                _sentence_cache[(model_name, sentences[i])] = vector
+            while len(_sentence_cache) > _SENTENCE_CACHE_SIZE:
+                _sentence_cache.popitem(last=False)
+    return np.vstack(out) if out else np.zeros((0, 1), dtype=np.float32)
 
 
 class _KeyWordOverlap:
@@ -522,27 +535,30 @@ def _score_sentences(quote: str, index, rows: list[dict]) -> str:
     """Mark the best sentence of each row (``sentence_start``/``sentence_end``/``sentence_score``);
     returns the kind of score used: "meaning" or "key words"."""
     spans = [split_sentences(row["text"]) or [(0, len(row["text"]))] for row in rows]
+    overlap = _KeyWordOverlap(index.vectorizer, quote)
+    scores = [np.array([overlap.score(row["text"][a:b]) for a, b in row_spans]) for row, row_spans in
+              zip(rows, spans)]
     kind = "key words"
-    scores: list[np.ndarray] | None = None
     if getattr(index, "embeddings", None) is not None:
         try:
-            from .dense import encode_query
             from .models import load_bi_encoder
 
             model = load_bi_encoder(index.embedding_model)
-            query = encode_query(model, quote)
-            scores = []
-            for row, row_spans in zip(rows, spans):
-                key = (id(index.chunks), row["chunk_index"], row["text"][:64], len(row["text"]))
-                vectors = _sentence_vectors(model, key, [row["text"][a:b] for a, b in row_spans])
-                scores.append(vectors @ query)
+            chosen = [np.argsort(-row_scores, kind="stable")[:SENTENCES_PER_PASSAGE] for row_scores in scores]
+            texts = [row["text"][row_spans[k][0]:row_spans[k][1]] for row, row_spans, picks in
+                     zip(rows, spans, chosen) for k in picks]
+            # the statement rides in the same batch as the sentences: one pass through the model
+            vectors = _sentence_vectors(model, index.embedding_model, [quote] + texts)
+            meaning = vectors[1:] @ vectors[0]
+            pos = 0
+            for n, picks in enumerate(chosen):
+                row_meaning = np.full(len(spans[n]), -np.inf, dtype=np.float32)
+                row_meaning[picks] = meaning[pos:pos + len(picks)]
+                pos += len(picks)
+                scores[n] = row_meaning
             kind = "meaning"
         except (ImportError, OSError, ValueError, RuntimeError):
-            scores = None
-    if scores is None:
-        scorer = _KeyWordOverlap(index.vectorizer, quote)
-        scores = [np.array([scorer.score(row["text"][a:b]) for a, b in row_spans]) for row, row_spans in
-                  zip(rows, spans)]
+            pass
     from .chunking import page_at
 
     for row, row_spans, row_scores in zip(rows, spans, scores):

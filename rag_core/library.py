@@ -492,6 +492,8 @@ class Library:
                     "pages": extraction.n_pages, "chunks": len(doc_chunks), "bytes": len(data),
                     "has_page_labels": any(p.label for p in extraction.pages), "added": time.time(),
                     "warnings": list(getattr(extraction, "warnings", []) or []),
+                    **{key: (getattr(extraction, "metadata", None) or {}).get(key)
+                       for key in ("title", "authors", "year")},
                 })
                 reason = extraction.reason if source == display else f"{extraction.reason}; stored as {source!r}"
                 report.files.append(FileReport(display, "ok", reason, pages=extraction.n_pages,

@@ -58,7 +58,7 @@ VERDICTS = ("verbatim", "near_verbatim", "related", "not_found")
 # differs by at most NEAR_MAX_CHANGED_WORDS words, or by at most NEAR_MAX_CHANGED_SHARE of the
 # quote's words when that is more. Chosen on the labelled set (docs/citations.md): misquotes
 # with 1-3 words changed score 0.83-0.99; the closest paraphrase 0.38.
-NEAR_MIN_SIMILARITY = 0.6
+NEAR_MIN_SIMILARITY = 0.7
 NEAR_MAX_CHANGED_WORDS = 4
 NEAR_MAX_CHANGED_SHARE = 0.25
 # related: the best sentence of a close passage is at least this close in meaning (cosine of

@@ -225,9 +225,9 @@ def _folds_used(quote: str, match: str) -> list[str]:
         kinds.append("invisible characters")
     squashed = [re.sub(r"[\s\-\u00ad\u2010\u2011]", "", s).casefold() for s in (quote, match)]
     spaced = [re.sub(r"\s", "", s).casefold() for s in (quote, match)]
-    if squashed[0] == squashed[1] and spaced[0] != spaced[1]:
+    if (squashed[0] == squashed[1] and spaced[0] != spaced[1]) or re.search(r"[-\u00ad\u2010][ \t]*\n", match):
         kinds.append("hyphenation")
-    if _ODD_SPACE.search(quote) or _ODD_SPACE.search(match) or quote.split() != match.split() and not kinds:
+    if _ODD_SPACE.search(quote) or _ODD_SPACE.search(match):
         kinds.append("line breaks and spacing")
     if _case_differs(quote, match):
         kinds.append("letter case")

@@ -90,25 +90,29 @@ def _info(reader) -> dict:
         author = str(info.get("/Author") or "").strip()
     except Exception:  # noqa: BLE001 - a damaged info dictionary is not worth failing over
         title, author = "", ""
-    try:
-        xmp = reader.xmp_metadata
-    except Exception:  # noqa: BLE001
-        xmp = None
-    if xmp is not None:
-        try:
-            title = title or str((xmp.dc_title or {}).get("x-default") or "").strip()
-            author = author or "; ".join(a for a in (xmp.dc_creator or []) if a).strip()
-            dates = xmp.dc_date or []
-            if dates:
-                out["year"] = int(str(dates[0])[:4]) if str(dates[0])[:4].isdigit() else None
-        except Exception:  # noqa: BLE001
-            pass
+    xmp_title, xmp_author, xmp_year = _xmp(reader)
+    title, author, out["year"] = title or xmp_title, author or xmp_author, xmp_year
     if title and _plausible_info_title(title):
         out["title"] = " ".join(title.split())
     if author and not re.search(r"@|team|\bieee\b|\u00a9|university|http", author, re.IGNORECASE):
         names = split_author_names(author.replace(";", ","))
         out["authors"] = names or None
     return out
+
+
+def _xmp(reader) -> tuple[str, str, int | None]:
+    """Title, authors and year from the XMP packet ("", "", None when absent or unreadable)."""
+    try:
+        xmp = reader.xmp_metadata
+        if xmp is None:
+            return "", "", None
+        title = str((xmp.dc_title or {}).get("x-default") or "").strip()
+        author = "; ".join(a for a in (xmp.dc_creator or []) if a).strip()
+        dates = [str(d) for d in (xmp.dc_date or [])]
+    except Exception:  # noqa: BLE001 - a damaged XMP packet is not worth failing over
+        return "", "", None
+    year = int(dates[0][:4]) if dates and dates[0][:4].isdigit() else None
+    return title, author, year
 
 
 def _largest_text(page) -> str:

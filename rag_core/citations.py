@@ -41,12 +41,12 @@ from .retrieval import check_query, search
 from .settings import DEFAULT_CROSS_ENCODER_MODEL
 
 __all__ = [
-    "CitationCheck",
     "NEAR_MAX_CHANGED_WORDS",
     "NEAR_MIN_SIMILARITY",
     "RELATED_MIN_LEXICAL",
     "RELATED_MIN_MEANING",
     "VERDICTS",
+    "CitationCheck",
     "split_sentences",
     "verify_quote",
 ]
@@ -158,9 +158,10 @@ class CitationCheck:
 
 # --------------------------------------------------------------------------- sentences
 
-_ABBREVIATIONS = frozenset(
-    "e.g i.e al fig figs eq eqs sec secs cf vs resp approx ref refs no nos vol ch tab etc dr prof mr ms st".split()
-)
+_ABBREVIATIONS = frozenset({
+    "e.g", "i.e", "al", "fig", "figs", "eq", "eqs", "sec", "secs", "cf", "vs", "resp", "approx", "ref", "refs",
+    "no", "nos", "vol", "ch", "tab", "etc", "dr", "prof", "mr", "ms", "st",
+})
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])|\n\s*\n")
 
 

@@ -34,13 +34,13 @@ from .chunking import page_at
 from .errors import RagCoreError
 
 __all__ = [
-    "ExactSearchError",
     "MAX_PATTERN_CHARS",
     "MODES",
     "REGEX_ENGINE",
-    "clear_cache",
     "DocumentText",
+    "ExactSearchError",
     "assemble_documents",
+    "clear_cache",
     "document_texts",
     "find_exact",
     "find_places",
@@ -720,7 +720,7 @@ def find_places(
             k = bisect_right(starts, j) - 1
             pos = j + len(needle)
             doc = documents[k]
-            folded, origin = doc.folded_with_map()
+            origin = doc.folded_with_map()[1]
             local = j - starts[k]
             doc_start, doc_end = origin[local], origin[local + len(needle) - 1] + 1
             places.append(place_from_span(doc, chunks, doc_start, doc_end, context=context))

@@ -174,8 +174,8 @@ def test_paraphrase_and_fabrication_without_embeddings(toy_index):
 
 @pytest.mark.slow
 def test_related_by_meaning_with_embeddings(worked_example_index):
-    check = verify_quote("Rerankers that read question and passage jointly are usually more accurate than "
-                         "models embedding them apart.", worked_example_index)
+    check = verify_quote("A cross-encoder reads the query and the passage at once, which usually ranks better "
+                         "than separate embeddings.", worked_example_index)
     assert check.verdict == "related" and check.similarity_kind == "meaning"
     assert check.closest[0]["source"] == "reranking_note.pdf"
     assert "cosine" in check.score_note

@@ -200,24 +200,14 @@ def _pdf_text(data: bytes, name: str) -> str:
     extraction = extract_pdf(data, name=name)
     if not extraction.ok:
         raise ManuscriptError(f"{name}: {extraction.reason}")
-    # Lines of a PDF are not sentences: join them, keeping blank lines as paragraph breaks.
-    paragraphs = re.split(r"\n\s*\n", extraction.text)
-    return "\n\n".join(_join_lines(p) for p in paragraphs)
-
-
-def _join_lines(paragraph: str) -> str:
-    lines = [line.strip() for line in paragraph.splitlines()]
-    out: list[str] = []
-    for line in lines:
-        if not line:
-            continue
-        if _REFERENCE_HEADING.fullmatch(line) or re.match(r"^\[\d+\]\s", line):
-            out.append("\n" + line)
-        elif out:
-            out.append(" " + line)
-        else:
-            out.append(line)
-    return "".join(out).strip()
+    text = extraction.text
+    # Lines of a PDF are not sentences: join them into paragraphs (blank lines kept), except in
+    # the reference list, where each line may start an entry.
+    headings = list(_REFERENCE_HEADING.finditer(text))
+    body, tail = (text[:headings[-1].start()], text[headings[-1].start():]) if headings else (text, "")
+    paragraphs = re.split(r"\n\s*\n", body)
+    return "\n\n".join(" ".join(line.strip() for line in p.splitlines() if line.strip()) for p in paragraphs) + (
+        "\n\n" + tail if tail else "")
 
 
 def _docx_text(data: bytes, name: str) -> str:
@@ -249,13 +239,14 @@ def _latex_to_text(tex: str) -> tuple[str, list[Reference]]:
     if bib:
         for m in re.finditer(r"\\bibitem(?:\[[^\]]*\])?\{([^}]*)\}(.*?)(?=\\bibitem|\\end\{thebibliography\})",
                              bib.group(), re.DOTALL):
-            entry = " ".join(_TEX_STYLE.sub(r"\1", m.group(2)).replace("\\newblock", " ").split())
+            entry = " ".join(_TEX_STYLE.sub(r"\1", m.group(2)).replace("\\newblock", " ").replace("~", " ").split())
             entry = re.sub(r"[{}]", "", entry)
             references.append(_parse_reference(entry, key=m.group(1).strip()))
         tex = tex[:bib.start()] + tex[bib.end():]
     if "\\begin{document}" in tex:
         tex = tex.split("\\begin{document}", 1)[1]
     tex = re.sub(r"\\end\{document\}|\\maketitle", "", tex)
+    tex = _TEX_CITE.sub(lambda m: "\\cite{" + m.group(1) + "}", tex)  # page notes ([p.~3]) would split sentences
     tex = re.sub(r"\\(?:begin|end)\{[^}]*\}", "\n", tex)
     tex = _TEX_SECTION.sub(lambda m: "\n\n" + m.group(1) + "\n\n", tex)
     for _ in range(3):
@@ -293,28 +284,38 @@ def _split_references(text: str) -> tuple[str, list[Reference]]:
         return text, []
     heading = headings[-1]
     body, tail = text[:heading.start()], text[heading.end():]
-    entries: list[tuple[str | None, str]] = []
+    entries: list[list] = []  # [key, text]
+    expected: int | None = None  # numbered entries count up ("228. Springer." ends a page range)
+    after_blank = False
     for line in tail.splitlines():
         stripped = line.strip()
         if not stripped:
-            if entries and entries[-1][1]:
-                entries.append((None, ""))  # a blank line ends an unnumbered entry
+            after_blank = True
             continue
         m = _NUMBERED_ENTRY.match(stripped)
-        if m:
-            entries.append((m.group(1) or m.group(2), m.group(3)))
-        elif entries and entries[-1][1] and (entries[-1][0] is not None or not _starts_entry(stripped)):
-            key, so_far = entries[-1]
-            entries[-1] = (key, so_far + " " + stripped)
+        number = int(m.group(1) or m.group(2)) if m else None
+        if m and ((expected is None and not entries) or number == expected):  # a numbered list from its start
+            entries.append([str(number), m.group(3)])
+            expected = number + 1
+        elif entries and entries[-1][0] is not None:
+            entries[-1][1] += " " + stripped  # a numbered entry runs on until the next number
+        elif entries and not (entries[-1][1].rstrip().endswith(".")
+                              and (_starts_entry(stripped) or (after_blank and stripped[0].isupper()))):
+            entries[-1][1] += " " + stripped
         else:
-            entries.append((None, stripped))
+            entries.append([None, stripped])
+        after_blank = False
     references = [_parse_reference(entry, key=key) for key, entry in entries if entry.strip()]
     return body, references
 
 
 def _starts_entry(line: str) -> bool:
-    """An unnumbered reference entry starts with a surname and a comma or an initial."""
-    return bool(re.match(r"^[A-Z][\w'\u2019\-]+,\s+[A-Z]", line) or re.match(r"^[A-Z]\.\s", line))
+    """An unnumbered reference entry starts with a name: "Devlin, J.", "J. Devlin,", "Jacob Devlin,"."""
+    if re.match(r"^(?:In|Proceedings|Association|Conference|Journal|Transactions|Advances|pages)\b", line):
+        return False
+    name = r"[A-Z][\w'\u2019\-\u02b0-\u02ff\u0300-\u036f]*"
+    return bool(re.match(rf"^{name},\s+[A-Z]", line) or re.match(r"^[A-Z]\.\s", line)
+                or re.match(rf"^{name}(?:\s+{name}\.?){{1,3}}(?:,|\s+and\s)", line))
 
 
 def _parse_reference(entry: str, *, key: str | None = None) -> Reference:
@@ -328,7 +329,7 @@ def _parse_reference(entry: str, *, key: str | None = None) -> Reference:
     title = quoted.group(1).strip() if quoted else None
     if title is None and year_match:
         after = entry[year_match.end():].lstrip(").,:; ")
-        m = re.match(r"(.{8,}?[^A-Z])\.(?:\s|$)", after)
+        m = re.match(r"(.{8,}?)(?<!\b[A-Z])\.(?:\s|$)", after)
         if m:
             title = m.group(1).strip()
     return Reference(key=key, text=entry, surnames=_surnames(authors_part), year=year, title=title)

@@ -67,6 +67,8 @@ NEAR_MAX_CHANGED_SHARE = 0.25
 RELATED_MIN_MEANING = 0.58
 RELATED_MIN_LEXICAL = 0.35
 
+# Passages whose best sentence is compared in meaning with the statement (the related verdict).
+MEANING_PASSAGES = 5
 # Candidate chunks taken from each lexical list (TF-IDF, BM25) for the fuzzy alignment.
 CANDIDATES_PER_LIST = 8
 # A rapidfuzz alignment score (0-100) below this is not worth a word-level look.
@@ -478,7 +480,7 @@ _sentence_lock = threading.Lock()
 _SENTENCE_CACHE_SIZE = 20_000
 # Sentences of a passage whose meaning is compared with the statement: those sharing the most
 # key words with it (a sentence sharing none is not its best match), at most this many.
-SENTENCES_PER_PASSAGE = 4
+SENTENCES_PER_PASSAGE = 3
 
 
 def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarray:
@@ -496,8 +498,8 @@ def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarra
                 missing.append(i)
             out.append(got)
     if missing:
-        with single_torch_thread():
-            vectors = encode_passages(model, [sentences[i] for i in missing])
+        with single_torch_thread():  # small batches: each is padded to its own longest sentence
+            vectors = encode_passages(model, [sentences[i] for i in missing], batch_size=8)
         with _sentence_lock:
             for i, vector in zip(missing, vectors):
                 out[i] = vector
@@ -532,10 +534,30 @@ class _KeyWordOverlap:
         return sum(w for t, w in self.weights.items() if t in present) / self.total
 
 
+# A "sentence" longer than this many words (a table, a list, a run-on line of a PDF) is compared
+# in windows of SENTENCE_WINDOW_WORDS words: the model's cost grows with the longest input of a batch.
+MAX_SENTENCE_WORDS = 60
+SENTENCE_WINDOW_WORDS = 40
+
+
+def _short_spans(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text``, long ones cut into windows of words."""
+    spans = []
+    for a, b in split_sentences(text) or [(0, len(text))]:
+        words = [m.span() for m in re.finditer(r"\S+", text[a:b])]
+        if len(words) <= MAX_SENTENCE_WORDS:
+            spans.append((a, b))
+            continue
+        for k in range(0, len(words), SENTENCE_WINDOW_WORDS):
+            window = words[k:k + SENTENCE_WINDOW_WORDS]
+            spans.append((a + window[0][0], a + window[-1][1]))
+    return spans
+
+
 def _score_sentences(quote: str, index, rows: list[dict]) -> str:
     """Mark the best sentence of each row (``sentence_start``/``sentence_end``/``sentence_score``);
     returns the kind of score used: "meaning" or "key words"."""
-    spans = [split_sentences(row["text"]) or [(0, len(row["text"]))] for row in rows]
+    spans = [_short_spans(row["text"]) for row in rows]
     overlap = _KeyWordOverlap(index.vectorizer, quote)
     scores = [np.array([overlap.score(row["text"][a:b]) for a, b in row_spans]) for row, row_spans in
               zip(rows, spans)]
@@ -659,15 +681,20 @@ def verify_quote(
         result.message = f"Not found word for word {where}, and no passage has close wording."
         return result
     pool = list(dict.fromkeys([*(sources or [])])) or None
-    closest = search(quote, index, top=n_closest, rerank=True, cross_encoder_model=cross_encoder_model,
-                     sources=pool)
+    # The verdict reads the best sentences of MEANING_PASSAGES passages, however many are shown.
+    closest = search(quote, index, top=max(n_closest, MEANING_PASSAGES), rerank=True,
+                     cross_encoder_model=cross_encoder_model, sources=pool)
     if cited and not any(row["source"] in cited for row in closest):
         extra = search(quote, index, top=1, rerank=True, cross_encoder_model=cross_encoder_model, sources=cited)
-        closest = closest[: max(n_closest - 1, 1)] + extra
+        closest = closest + [row for row in extra if row["chunk_index"] not in {r["chunk_index"] for r in closest}]
     result.reranker_detail = closest[0].get("reranker_detail") if closest else None
     if closest:
         kind = _score_sentences(quote, index, closest)
         closest.sort(key=lambda row: -row["sentence_score"])
+        shown = closest[:n_closest]
+        if cited and len(shown) > 1 and not any(row["source"] in cited for row in shown):  # the cited one stays in view
+            shown = shown[:-1] + [next((r for r in closest if r["source"] in cited), shown[-1])]
+        closest = shown
         for rank, row in enumerate(closest, start=1):
             row["rank"] = rank
         threshold = RELATED_MIN_MEANING if kind == "meaning" else RELATED_MIN_LEXICAL

@@ -146,10 +146,16 @@ def main() -> None:
         for note in notes:
             print("   ", note)
         lexical = type(index)(**{**index.__dict__, "embeddings": None, "_tfidf_scorer": None})
-        matrix, _ = confusion(lexical, rows)
+        matrix, notes = confusion(lexical, rows)
         print_matrix("Same, read as a collection without embeddings (key-word overlap)", matrix)
+        for note in notes:
+            print("   ", note)
 
     statements = sample_statements(index, rows, args.statements)
+    from rag_core import citations, exact
+
+    citations._sentence_cache.clear()  # a cold start: nothing from the confusion runs above
+    exact.clear_cache()
     load_before = os.getloadavg()
     verdicts = collections.Counter()
     per_verdict = collections.defaultdict(float)

@@ -599,6 +599,45 @@ def _score_sentences(quote: str, index, rows: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- verify
 
+_ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\s*){3}\]|\[\s*\u2026\s*\]|\(\s*(?:\.\s*){3}\)|(?:\.\s*){3,}|\u2026)\s*")
+# The parts of a quote with an ellipsis lie at most this many characters apart in the document.
+MAX_ELIDED_CHARS = 2_000
+
+
+def _quote_parts(quote: str) -> list[str]:
+    """The quote cut at its ellipses; parts without a letter or digit are dropped."""
+    parts = [p.strip() for p in _ELLIPSIS.split(quote)]
+    parts = [p for p in parts if any(c.isalnum() for c in p)]
+    return parts or [quote]
+
+
+def _find_quote(parts: list[str], chunks, *, sources, max_places: int, context: int) -> list[dict]:
+    if len(parts) == 1:
+        return find_places(parts[0], chunks, sources=sources, max_places=max_places, context=context)
+    documents = {d.source: d for d in document_texts(chunks)}
+    places = []
+    for first in find_places(parts[0], chunks, sources=sources, max_places=50, context=context):
+        doc = documents.get(first["source"])
+        if doc is None:
+            continue
+        folded, origin = doc.folded_with_map()
+        end = first["doc_end"]
+        for part in parts[1:]:
+            needle = normalize_for_matching(part)[0].strip()
+            start = bisect_left(origin, end)
+            j = folded.find(needle, start, start + MAX_ELIDED_CHARS + len(needle)) if needle else -1
+            if j < 0:
+                break
+            end = origin[j + len(needle) - 1] + 1
+        else:
+            place = place_from_span(doc, chunks, first["doc_start"], end, context=context, mode="elided")
+            places.append(place)
+            if len(places) >= max_places:
+                place["truncated"] = True
+                break
+    return places
+
+
 
 def verify_quote(
     quote: str,
@@ -625,15 +664,17 @@ def verify_quote(
     chunks = index.chunks
     result = CitationCheck(quote=quote, verdict="not_found", message="", cited_sources=cited)
 
-    # 1. verbatim, in the cited documents first
+    # 1. verbatim, in the cited documents first; a quote with an ellipsis ("A ... B", "A […] B")
+    # is verbatim when its parts occur in order, close together, in one document
+    parts = _quote_parts(quote)
     hits: list[dict] = []
     if cited:
-        hits = find_places(quote, chunks, sources=cited, max_places=max_hits, context=context)
+        hits = _find_quote(parts, chunks, sources=cited, max_places=max_hits, context=context)
     if not hits:
-        hits = find_places(quote, chunks, sources=sources, max_places=max_hits, context=context)
+        hits = _find_quote(parts, chunks, sources=sources, max_places=max_hits, context=context)
     if hits:
         for hit in hits:
-            hit["folds"] = _folds_used(quote, hit["match"])
+            hit["folds"] = _folds_used(" ".join(parts), hit["match"]) if len(parts) == 1 else ["omitted words (...)"]
         result.hits = hits
         result.verdict = "verbatim"
         result.folds = list(dict.fromkeys(k for k in hits[0]["folds"]))

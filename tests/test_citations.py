@@ -384,3 +384,18 @@ def test_citations_module_keeps_thresholds_documented():
     for name in ("NEAR_MIN_SIMILARITY", "RELATED_MIN_MEANING", "RELATED_MIN_LEXICAL"):
         assert name in text
         assert re.search(rf"{name}\D+{getattr(citations, name)}", text), name
+
+
+def test_a_quote_with_an_ellipsis(toy_index):
+    for quote in ("Gao, Jafferis and Wall show that ... information can leak through the worm-hole",
+                  "Gao, Jafferis and Wall show that [\u2026] information can leak",
+                  "a traversable wormhole opens [...] between the two boundaries"):
+        check = verify_quote(quote, toy_index)
+        assert check.verdict == "verbatim", quote
+        assert check.folds == ["omitted words (...)"]
+        hit = check.hits[0]
+        assert GAO[hit["doc_start"]:hit["doc_end"]].startswith(("Gao, Jafferis", "a traversable"))
+    check = verify_quote("Gao, Jafferis and Wall show that ... no extra qubits", toy_index)  # parts far apart
+    assert check.verdict != "verbatim"
+    check = verify_quote("information can leak through the wormhole ...", toy_index)  # a trailing ellipsis
+    assert check.verdict == "verbatim"

@@ -480,7 +480,7 @@ _sentence_lock = threading.Lock()
 _SENTENCE_CACHE_SIZE = 20_000
 # Sentences of a passage whose meaning is compared with the statement: those sharing the most
 # key words with it (a sentence sharing none is not its best match), at most this many.
-SENTENCES_PER_PASSAGE = 3
+SENTENCES_PER_PASSAGE = 2
 
 
 def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarray:

@@ -7,11 +7,17 @@ Three modes:
   written (``(?i)`` turns case-insensitivity on).  RE2 runs in linear time, so no
   pattern can hang the search; it has no backreferences and no lookaround.
 * ``"normalized"`` -- for quotes copied out of a PDF.  Pattern and text are both folded
-  (ligatures, line-end hyphenation, white space, curly quotes, dashes, case, Unicode
-  compatibility characters) and offsets are mapped back to the original text.
+  (ligatures, curly quotes, dashes, soft hyphens, non-breaking and zero-width spaces, white
+  space, case, Unicode compatibility characters; hyphens between letters, so that a word broken
+  at a line end matches its joined, hyphenated and spaced readings) and offsets are mapped back
+  to the original text.
 
-Each chunk gives at most one hit (its first match).  Offsets (``start``/``end``) are
-Python ``str`` indices into ``chunk["text"]`` and ``match == chunk["text"][start:end]``.
+Each chunk gives at most one hit (its first match), and a place in the overlap of two chunks
+is reported once (the later chunk gives its next match instead).  Offsets (``start``/``end``)
+are Python ``str`` indices into ``chunk["text"]`` and ``match == chunk["text"][start:end]``.
+
+:func:`find_places` searches whole documents (put back together from their chunks, see
+:class:`DocumentText`) and returns every place a folded quote occurs, once each, with its pages.
 
 For speed, the texts of a chunk list are joined once into one string (per mode) and
 cached for the last few chunk lists searched; the cache is checked against the chunk

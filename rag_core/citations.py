@@ -195,9 +195,12 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- helpers
 
 
+_WORD = re.compile(r"[^ ]+")
+
+
 def _words(folded: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Spans of the space-separated words of ``folded[start:end]``."""
-    return [(m.start(), m.end()) for m in re.finditer(r"[^ ]+", folded[:end]) if m.start() >= start]
+    """Spans of the space-separated words of ``folded[start:end]`` (``start`` at a word start)."""
+    return [m.span() for m in _WORD.finditer(folded, start, end)]
 
 
 def _original(text: str, origin: list[int], span: tuple[int, int]) -> str:
@@ -584,16 +587,21 @@ def _score_sentences(quote: str, index, rows: list[dict]) -> str:
             pass
     from .chunking import page_at
 
+    owners = _owners(document_texts(index.chunks))
     for row, row_spans, row_scores in zip(rows, spans, scores):
         best = int(np.argmax(row_scores))
         a, b = row_spans[best]
         chunk = index.chunks[row["chunk_index"]]
         row.update(sentence_start=a, sentence_end=b, sentence=row["text"][a:b],
                    sentence_score=round(float(row_scores[best]), 4), sentence_score_kind=kind,
-                   sentence_page=page_at(chunk, a))
+                   sentence_page=page_at(chunk, a), sentence_page_label=None)
         offset = chunk.get("start")
-        if isinstance(offset, int) and not isinstance(offset, bool):
-            row.update(sentence_doc_start=offset + a, sentence_doc_end=offset + b)
+        doc = owners.get(row["chunk_index"])
+        if isinstance(offset, int) and not isinstance(offset, bool) and doc is not None:
+            segments = doc.segments(offset + a, offset + b)  # the sentence on its page(s), for marking
+            page, label = doc.page_at(offset + a)
+            row.update(sentence_doc_start=offset + a, sentence_doc_end=offset + b, sentence_pages=segments,
+                       sentence_page=page if page is not None else row["sentence_page"], sentence_page_label=label)
     return kind
 
 

@@ -336,6 +336,8 @@ def mark_hit(pdf: str | Path | bytes, hit: dict, *, scale: float = 2.0, zoom: bo
     (its best sentence) from :func:`rag_core.citations.verify_quote`."""
     if hit.get("pages"):
         return mark_passage(pdf, hit["pages"], scale=scale, zoom=zoom)
+    if hit.get("sentence_pages"):
+        return mark_passage(pdf, hit["sentence_pages"], scale=scale, zoom=zoom)
     if hit.get("sentence") and hit.get("sentence_page"):
         return mark_passage(pdf, [{"page": hit["sentence_page"], "text": hit["sentence"],
                                    "page_label": hit.get("page_label")}], scale=scale, zoom=zoom)

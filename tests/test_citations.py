@@ -399,3 +399,17 @@ def test_a_quote_with_an_ellipsis(toy_index):
     assert check.verdict != "verbatim"
     check = verify_quote("information can leak through the wormhole ...", toy_index)  # a trailing ellipsis
     assert check.verdict == "verbatim"
+
+
+def test_a_related_passage_is_marked_at_its_best_sentence(paper_library):
+    from rag_core.pdf_marks import mark_hit
+
+    index = paper_library.load_index("papers")
+    check = verify_quote("Using dense vectors for retrieval beats sparse term matching such as BM25 on many open "
+                         "domain question answering benchmarks.", index, meaning=True)
+    assert check.verdict == "related"
+    row = check.closest[0]
+    assert row["sentence_pages"] and row["sentence_pages"][0]["text"].strip()
+    assert row["sentence_page"] == row["sentence_pages"][0]["page"]
+    pages = mark_hit(paper_library.pdf_path("papers", row["doc_id"]), row)
+    assert pages and pages[0].page == row["sentence_page"] and pages[0].found

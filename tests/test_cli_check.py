@@ -100,3 +100,11 @@ def test_check_as_a_user_runs_it(paper_library, manuscript):
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [r["verdict"] for r in rows[:3]] == ["verbatim", "near_verbatim", "verbatim"]
+
+
+def test_check_reads_standard_input(paper_library, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(MANUSCRIPT))
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", "-", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 4

@@ -23,7 +23,9 @@ __all__ = [
     "split_author_names",
 ]
 
-_ARXIV_STAMP = re.compile(r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[^\]]+\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+((?:19|20)\d{2})")
+_ARXIV_STAMP = re.compile(
+    r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[^\]]+\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+((?:19|20)\d{2})"
+)
 _COPYRIGHT = re.compile(r"(?:\u00a9|\(c\)|copyright)\s*((?:19|20)\d{2})", re.IGNORECASE)
 _JOURNAL_REF = re.compile(r"\b[A-Z]{2,6}\s?\d{0,3}\(((?:19|20)\d{2})\)\d+")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -34,7 +36,8 @@ _STOP_LINE = re.compile(
     re.IGNORECASE,
 )
 _NOTE_MARKS = re.compile(r"[\u2217\u2020\u2021\u22c6\u00a7\u00b6#$*+\u2032\d,;]+|\b[a-z]\)")
-_NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u00de][^\W\d_'\u2019\-]*(?:[\u02b0-\u02ff\u0300-\u036f'\u2019\-][^\W\d_]*)*\.?"
+_NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u00de][^\W\d_'\u2019\-]*"
+                        r"(?:[\u02b0-\u02ff\u0300-\u036f'\u2019\-][^\W\d_]*)*\.?"
                         r"|[A-Z]\.(?:-?[A-Z]\.)*|van|von|der|den|de|da|"
                         r"del|la|las|le|du|dos|di|bin|al)$")
 _GREEK = re.compile(r"[\u0370-\u03ff]")

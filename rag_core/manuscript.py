@@ -484,7 +484,7 @@ def extract_statements(text: str, *, references: Sequence[Reference] = ()) -> li
             for m in _QUOTE.finditer(sentence):
                 inner = (m.group(1) or m.group(2) or "").strip()
                 if len(inner.split()) >= MIN_QUOTE_WORDS:
-                    quotes.append(inner.strip(" ,"))
+                    quotes.append(" ".join(inner.split()).strip(" ,"))
             flat = " ".join(sentence.split())
             for quote in quotes:
                 statements.append(Statement(text=quote, kind="quote", sentence=flat, citations=citations, line=line))

@@ -12,8 +12,10 @@ from tests.test_cli import run_cli
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 MANUSCRIPT = """Dense retrieval works. Karpukhin et al. (2020) write that \u201cour dense retriever outperforms a
 strong Lucene-BM25 system greatly by 9%-19% absolute\u201d.
-They also say that \u201cour dense retriever outperforms a strong Lucene-BM25 system greatly by 9%-29% absolute\u201d [1].
-Ultra light bosonic dark matter \u201cis equivalent to an increase of non-relativistic matter\u201d (Karpukhin et al., 2020).
+They also say that \u201cour dense retriever outperforms a strong Lucene-BM25 system greatly by 9%-29%
+absolute\u201d [1].
+Ultra light bosonic dark matter \u201cis equivalent to an increase of non-relativistic
+matter\u201d (Karpukhin et al., 2020).
 Committees of cats have solved quantum gravity [2].
 
 References

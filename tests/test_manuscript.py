@@ -39,7 +39,8 @@ A sentence with no marker says nothing checkable.
 
 ## References
 
-[1] V. Karpukhin, B. Oguz, S. Min, and W. Yih. 2020. Dense passage retrieval for open-domain question answering. In EMNLP.
+[1] V. Karpukhin, B. Oguz, S. Min, and W. Yih. 2020. Dense passage retrieval for open-domain question answering.
+In EMNLP.
 [2] Jacob Devlin, Ming-Wei Chang, Kenton Lee, and Kristina Toutanova. 2019. BERT: Pre-training of deep
 bidirectional transformers for language understanding. In NAACL.
 [3] Thakur, N., Reimers, N. (2021). BEIR: A heterogeneous benchmark. NeurIPS.
@@ -112,7 +113,8 @@ bidirectional transformers. \newblock In NAACL.
 
 
 def test_plain_text_markdown_and_docx(tmp_path):
-    text = "Surveys agree on this point (Smith and Jones, 2018).\n\nA quote: \u201cthe quick brown fox jumps\u201d [1].\n"
+    text = ("Surveys agree on this point (Smith and Jones, 2018).\n\n"
+            "A quote: \u201cthe quick brown fox jumps\u201d [1].\n")
     for suffix in (".txt", ".md"):
         path = tmp_path / f"draft{suffix}"
         path.write_bytes(("\ufeff" + text).encode("utf-8"))

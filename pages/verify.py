@@ -19,7 +19,7 @@ from rag_core.render import page_label
 
 RESULT_KEY = "verify_result"
 CONTEXT = 300
-VERDICT_KINDS = {"exact": "success", "normalized": "success", "not_found": "warning"}
+VERDICT_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "warning", "not_found": "warning"}
 
 
 def snippet_span(hit: dict, context: int = CONTEXT) -> list[tuple[int, int]]:

@@ -44,7 +44,8 @@ _LAZY = {
     "save_index": "store",
     "Library": "library",
     "compare": "comparison",
-    "verify_quote": "comparison",
+    "verify_quote": "citations",
+    "CitationCheck": "citations",
     "extract_pdf": "pdf",
 }
 

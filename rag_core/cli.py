@@ -355,6 +355,64 @@ def cmd_eval(args) -> int:
     return EXIT_OK
 
 
+def cmd_check(args) -> int:
+    """Check a manuscript's quotes and cited claims against a collection (exit 0 whatever the verdicts)."""
+    from .manuscript import ManuscriptError, check_statements, manuscript_from_text, printable, read_manuscript
+
+    try:
+        if args.file == "-":
+            manuscript = manuscript_from_text(sys.stdin.read(), name="standard input")
+        else:
+            manuscript = read_manuscript(args.file)
+    except ManuscriptError as exc:
+        raise UsageError(str(exc)) from None
+    library = _library(args)
+    index = library.load_index(args.collection)
+    if index is None:
+        raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
+    statements = manuscript.statements()
+    show = not args.json and sys.stderr.isatty()
+    bar = None
+    if show and statements:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(statements), desc="checking", unit="statement", file=sys.stderr, leave=False)
+    try:
+        rows = check_statements(statements, index, documents=library.documents(args.collection), top=args.top,
+                                progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        payload = [{k: printable(v) if isinstance(v, str) else v for k, v in row.to_dict().items()} for row in rows]
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        return EXIT_OK
+    if not rows:
+        print(f"No checkable statements in {printable(manuscript.name)}: no quoted passages and no sentences with a "
+              "citation marker ([12], (Author et al., 2019), Author et al. (2019), \\cite{...}).")
+        return EXIT_OK
+    for n, row in enumerate(rows, start=1):
+        where = printable(row.source or "-")
+        if row.page is not None:
+            where += f", p. {row.page}"
+            if row.page_label and str(row.page_label) != str(row.page):
+                where += f" (printed {printable(row.page_label)})"
+        similarity = "" if row.similarity is None else f"{row.similarity:.2f}"
+        print(f"#{n:<3} {row.verdict:13s} {similarity:>5s}  {where}")
+        statement = printable(row.statement)
+        print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
+        if row.diff:
+            print(f"     changed: {printable(row.diff)}")
+        if row.cited:
+            print(f"     cited: {printable(row.cited)}")
+        if row.misattributed:
+            print("     ! found, but in a different document than the one cited")
+    counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
+    print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
+          f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", default=argparse.SUPPRESS,
@@ -389,6 +447,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cross-encoder", help="hybrid mode: cross-encoder name or local folder")
     p.add_argument("--json", action="store_true", help="print stable JSON for scripts")
     p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("check", parents=[common],
+                       help="check the quotes and cited claims of a manuscript against a collection")
+    p.add_argument("collection")
+    p.add_argument("file", help="the manuscript: .txt, .md, .tex, .pdf or .docx (- reads text from standard input)")
+    p.add_argument("--top", type=int, default=3, help="close passages kept per statement not found word for word")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per statement")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("list", parents=[common], help="list collections, or the documents of one")
     p.add_argument("collection", nargs="?")
@@ -441,8 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
-            raise UsageError("a command is needed: ingest, search, list, remove, rename, embed, check-store, models "
-                             "or eval")
+            raise UsageError("a command is needed: ingest, search, check, list, remove, rename, embed, check-store, "
+                             "models or eval")
         args.data_dir = getattr(args, "data_dir", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .exact import search_exact
 from .index import RagIndex
 from .query import check_query
-from .retrieval import QueryScores, cross_encoder_status, search, search_with_scores
+from .retrieval import QueryScores, cross_encoder_status, search_with_scores
 from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
 from .types import ExactHit, HybridRow, LexicalRow, Movement
 
@@ -140,52 +140,8 @@ def compare(
     )
 
 
-@dataclass
-class QuoteCheck:
-    """Whether a quote is in the collection: ``verdict`` is "exact", "normalized" or "not_found".
+# verify_quote moved to rag_core.citations (graded verdicts); re-exported here so
+# ``from rag_core.comparison import verify_quote`` keeps working.
+from .citations import CitationCheck, verify_quote  # noqa: E402,F401
 
-    ``hits`` are exact-search hits (document, page, offsets, surrounding text); when the
-    quote is not found, ``closest`` holds the best hybrid passages for the user to judge.
-    """
-
-    quote: str
-    verdict: str
-    message: str
-    hits: list[dict]
-    closest: list[dict]
-    reranker_detail: str | None = None
-
-    def to_dict(self) -> dict:
-        return {"quote": self.quote, "verdict": self.verdict, "message": self.message, "hits": self.hits,
-                "closest": self.closest, "reranker_detail": self.reranker_detail}
-
-
-def verify_quote(
-    quote: str,
-    index: RagIndex,
-    *,
-    sources: Collection[str] | None = None,
-    context: int = 300,
-    max_hits: int = 10,
-    n_closest: int = 5,
-    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
-) -> QuoteCheck:
-    """Look a quote or claim up word for word, then after folding, then by meaning."""
-    quote = check_query(quote)
-    where = "in the chosen document" if sources else "in the collection"
-    hits = search_exact(quote, index, max_hits=max_hits, context=context, mode="literal", sources=sources)
-    if hits:
-        first = hits[0]
-        return QuoteCheck(quote, "exact", f"Found word for word {where}: {first['source']}, page "
-                          f"{first.get('page') or '?'} ({len(hits)} place{'s' if len(hits) != 1 else ''}).", hits, [])
-    hits = search_exact(quote, index, max_hits=max_hits, context=context, mode="normalized", sources=sources)
-    if hits:
-        first = hits[0]
-        return QuoteCheck(quote, "normalized", f"Found {where} after folding ligatures, hyphenation, spacing and "
-                          f"quote marks: {first['source']}, page {first.get('page') or '?'}.", hits, [])
-    closest = search(quote, index, top=n_closest, rerank=True, cross_encoder_model=cross_encoder_model,
-                     sources=sources)
-    detail = closest[0]["reranker_detail"] if closest else None
-    return QuoteCheck(quote, "not_found", f"Not found word for word {where}, nor after folding. The closest "
-                      "passages by meaning are below: read them to judge whether they support the text.",
-                      [], closest, detail)
+QuoteCheck = CitationCheck  # the old name of the result type

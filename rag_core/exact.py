@@ -7,11 +7,17 @@ Three modes:
   written (``(?i)`` turns case-insensitivity on).  RE2 runs in linear time, so no
   pattern can hang the search; it has no backreferences and no lookaround.
 * ``"normalized"`` -- for quotes copied out of a PDF.  Pattern and text are both folded
-  (ligatures, line-end hyphenation, white space, curly quotes, dashes, case, Unicode
-  compatibility characters) and offsets are mapped back to the original text.
+  (ligatures, curly quotes, dashes, soft hyphens, non-breaking and zero-width spaces, white
+  space, case, Unicode compatibility characters; hyphens between letters, so that a word broken
+  at a line end matches its joined, hyphenated and spaced readings) and offsets are mapped back
+  to the original text.
 
-Each chunk gives at most one hit (its first match).  Offsets (``start``/``end``) are
-Python ``str`` indices into ``chunk["text"]`` and ``match == chunk["text"][start:end]``.
+Each chunk gives at most one hit (its first match), and a place in the overlap of two chunks
+is reported once (the later chunk gives its next match instead).  Offsets (``start``/``end``)
+are Python ``str`` indices into ``chunk["text"]`` and ``match == chunk["text"][start:end]``.
+
+:func:`find_places` searches whole documents (put back together from their chunks, see
+:class:`DocumentText`) and returns every place a folded quote occurs, once each, with its pages.
 
 For speed, the texts of a chunk list are joined once into one string (per mode) and
 cached for the last few chunk lists searched; the cache is checked against the chunk
@@ -26,6 +32,7 @@ import unicodedata
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import re2
 
@@ -38,15 +45,21 @@ __all__ = [
     "MAX_PATTERN_CHARS",
     "MODES",
     "REGEX_ENGINE",
+    "DocumentText",
     "ExactSearchError",
+    "assemble_documents",
     "clear_cache",
+    "document_texts",
     "find_exact",
+    "find_places",
     "normalize_for_matching",
+    "place_from_span",
     "search_exact",
 ]
 
 MODES = ("literal", "regex", "normalized")
 MAX_PATTERN_CHARS = 1_000
+MAX_QUOTE_CHARS = 10_000  # find_places: a quote may be a whole paragraph
 REGEX_ENGINE = "re2"
 # Memory RE2 may use for one compiled pattern (its DFA cache included).
 _RE2_MAX_MEM = 64 << 20
@@ -61,16 +74,20 @@ class ExactSearchError(RagCoreError):
 
 # Characters folded before Unicode compatibility normalisation and case folding.
 _SPECIAL_FOLDS = {
-    # single quotes and primes
+    # single quotes, primes and accents used as apostrophes
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
-    "\u02bc": "'",
+    "\u02bc": "'", "\u00b4": "'", "`": "'",
     # double quotes
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00ab": '"', "\u00bb": '"',
     # hyphens, dashes and minus signs
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-",
-    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u2015": "-", "\u2212": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-", "\u2043": "-",
+    # a soft hyphen is kept as a marker for the structural pass (dropped there with the
+    # white space after it); pdfium's line-end hyphen (U+0002, U+FFFE) is one too
+    "\u00ad": "\u00ad", "\x02": "\u00ad", "\ufffe": "\u00ad",
     # invisible characters
-    "\u00ad": "", "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
+    "\u200b": "", "\u200c": "", "\u200d": "", "\u2060": "", "\ufeff": "",
 }
 
 
@@ -95,78 +112,263 @@ _FOLD_TABLE = _FoldTable()
 for _cp in range(128):  # pre-filled so str.translate can take its ASCII fast path
     _FOLD_TABLE[_cp] = _fold_char(chr(_cp))
 
-# A hyphen at the end of a line between two word characters: "retrie-\nval".
-# (The hyphen comes first so that the regex engine can skip ahead to candidates.)
-_LINE_END_HYPHEN = re.compile(r"[-\u00ad\u2010](?<=\w[-\u00ad\u2010])[^\S\n]*\n\s*(?=\w)")
-_HYPHEN_CHARS = ("-", "\u00ad", "\u2010")
-# Every run of white space becomes one space (runs that already are " " are left).
-_WHITESPACE = re.compile(r"\s{2,}|[^\S ]")
+# The structural pass over the character-folded text, one alternative per rule:
+# 1. a soft hyphen and the white space after it go ("retrie\u00ad\nval" -> "retrieval");
+# 2. a run of hyphens/dashes with the white space around it goes, so a line-end hyphen
+#    matches the joined, the hyphenated and the spaced reading ("Lucene-\nBM25",
+#    "Lucene-BM25", "LuceneBM25"; "retrie- val", "retrieval"), except between two digits,
+#    where it stays one "-" ("1990 - 2000" -> "1990-2000", never "19902000");
+# 3. any other run of white space becomes one space.
+_STRUCTURE = re.compile(r"\u00ad\s*|\s*-[\s\u00ad-]*|\s+")
+
+
+def _structural_replacement(text: str, start: int, end: int) -> str:
+    first = text[start]
+    if first == "\u00ad":
+        return ""
+    if first == "-" or "-" in text[start:end]:
+        if 0 < start and end < len(text) and text[start - 1].isdigit() and text[end].isdigit():
+            return "-"
+        return ""
+    return " "
+
+
+def _needs_structure(folded: str) -> bool:
+    return "-" in folded or "\u00ad" in folded or any(c.isspace() and c != " " for c in folded) or "  " in folded
 
 
 def _fold_fast(text: str) -> str:
-    """``normalize_for_matching(text)[0]`` without the offset map (C-speed operations)."""
-    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
-        text = _LINE_END_HYPHEN.sub("", text)
-    if text.isascii():
-        folded = text.lower()  # the fold of an ASCII character is its lower case
-    else:
-        folded = text.translate(_FOLD_TABLE)
-    # Same as _WHITESPACE.sub(" ", folded): str.split() splits on str.isspace() runs,
-    # the same characters as the regex's \s.
-    words = folded.split()
-    if not words:
-        return " " if folded else ""
-    lead = " " if folded[0].isspace() else ""
-    trail = " " if folded[-1].isspace() else ""
-    return lead + " ".join(words) + trail
+    """``normalize_for_matching(text)[0]`` without the offset map (C-speed where possible)."""
+    folded = text.translate(_FOLD_TABLE)
+    if not _needs_structure(folded):
+        return folded
+    return _STRUCTURE.sub(lambda m: _structural_replacement(folded, m.start(), m.end()), folded)
 
 
 def normalize_for_matching(text: str) -> tuple[str, list[int]]:
     """Fold ``text`` for quote matching; return it and, for each of its characters,
     the index of the original character it came from.
 
-    Folding: words hyphenated at a line end are joined ("retrie-\\nval" -> "retrieval"),
-    curly quotes become straight ones, dashes and minus signs become "-", soft hyphens
-    and zero-width characters are dropped, each character is put through NFKC
-    (ligatures such as "ﬁ" -> "fi", non-breaking and other spaces -> " ") and case-folded,
-    and every run of white space becomes a single space.
+    Folding: curly quotes become straight ones, every dash and minus sign becomes "-",
+    zero-width characters are dropped, each character is put through NFKC (ligatures such
+    as "ﬁ" -> "fi", non-breaking and other spaces -> " ") and case-folded; then a soft
+    hyphen and the white space after it are dropped, a run of hyphens or dashes is dropped
+    with the white space around it (kept as one "-" between two digits), and every other
+    run of white space becomes a single space. So a word broken at a line end
+    ("retrie-\\nval", "Lucene-\\nBM25") folds to the same letters as its joined, hyphenated
+    and spaced readings ("retrieval", "retrie-val", "retrie- val").
     """
-    kept: list[tuple[int, int]] = []
-    if "\n" in text and any(h in text for h in _HYPHEN_CHARS):
-        pos = 0
-        for m in _LINE_END_HYPHEN.finditer(text):
-            kept.append((pos, m.start()))
-            pos = m.end()
-        kept.append((pos, len(text)))
+    if text.isascii():
+        translated = text.translate(_FOLD_TABLE)  # ASCII folds one to one
+        origin = list(range(len(text)))
     else:
-        kept.append((0, len(text)))
-
-    table = _FOLD_TABLE
-    chars: list[str] = []
-    origin: list[int] = []
-    for a, b in kept:
-        for i in range(a, b):
-            folded = table[ord(text[i])]
-            if len(folded) == 1:
-                chars.append(folded)
-                origin.append(i)
-            elif folded:
-                chars.extend(folded)
-                origin.extend([i] * len(folded))
-    translated = "".join(chars)
+        table = _FOLD_TABLE
+        pieces = [table[ord(c)] for c in text]
+        translated = "".join(pieces)
+        if len(translated) == len(text) and all(len(p) == 1 for p in pieces):
+            origin = list(range(len(text)))
+        else:
+            origin = []
+            for i, piece in enumerate(pieces):
+                if len(piece) == 1:
+                    origin.append(i)
+                elif piece:
+                    origin.extend([i] * len(piece))
+    if not _needs_structure(translated):
+        return translated, origin
 
     out: list[str] = []
     out_map: list[int] = []
     pos = 0
-    for m in _WHITESPACE.finditer(translated):
-        out.append(translated[pos : m.start()])
-        out_map.extend(origin[pos : m.start()])
-        out.append(" ")
-        out_map.append(origin[m.start()])
-        pos = m.end()
+    for m in _STRUCTURE.finditer(translated):
+        start, end = m.start(), m.end()
+        out.append(translated[pos:start])
+        out_map.extend(origin[pos:start])
+        replacement = _structural_replacement(translated, start, end)
+        if replacement:
+            anchor = start if replacement == " " else start + m.group().index("-")
+            out.append(replacement)
+            out_map.append(origin[anchor])
+        pos = end
     out.append(translated[pos:])
     out_map.extend(origin[pos:])
     return "".join(out), out_map
+
+
+# --------------------------------------------------------------------------- documents
+
+
+# A line that holds only a page number (arabic or roman): the footer or header at a page break.
+_PAGE_NUMBER_LINE = re.compile(r"(?im)^[ \t]*(?:\d{1,4}|[ivxlcdm]{1,7})[ \t]*$")
+
+
+@dataclass(eq=False)
+class DocumentText:
+    """One document's whole text, put back together from its (overlapping) chunks.
+
+    ``key`` is the chunk's ``doc_id`` (or its ``source`` when it has none). Offsets into
+    ``text`` are the chunks' document offsets (``chunk["start"] + offset in chunk``), so a
+    quote that crosses a chunk boundary is still one span. ``page_offsets`` are the offsets
+    where pages start, with their physical ``page_numbers`` and printed ``page_labels``.
+    """
+
+    key: str
+    source: str | None
+    doc_id: str | None
+    text: str
+    chunk_indices: list[int]
+    chunk_starts: list[int]
+    chunk_ends: list[int]
+    page_offsets: list[int] = field(default_factory=list)
+    page_numbers: list[int] = field(default_factory=list)
+    page_labels: list[str | None] = field(default_factory=list)
+    _mapped: tuple[str, list[int]] | None = field(default=None, repr=False)
+    _match_text: str | None = field(default=None, repr=False)
+
+    def folded_with_map(self) -> tuple[str, list[int]]:
+        """:func:`normalize_for_matching` of :attr:`match_text` (computed once)."""
+        if self._mapped is None:
+            self._mapped = normalize_for_matching(self.match_text)
+        return self._mapped
+
+    @property
+    def match_text(self) -> str:
+        """The text with bare page numbers at page breaks blanked out (same length, same
+        offsets), so that a sentence running on to the next page still reads as one."""
+        if self._match_text is None:
+            text = self.text
+            if len(self.page_offsets) > 1:
+                chars = list(text)
+                for offset in self.page_offsets[1:]:
+                    for m in _PAGE_NUMBER_LINE.finditer(text, max(0, offset - 40), min(len(text), offset + 40)):
+                        before, after = text[m.end():offset], text[offset:m.start()]
+                        if (m.end() <= offset and not before.strip()) or (m.start() >= offset and not after.strip()):
+                            chars[m.start():m.end()] = " " * (m.end() - m.start())
+                text = "".join(chars)
+            self._match_text = text
+        return self._match_text
+
+    def page_index_at(self, offset: int) -> int | None:
+        if not self.page_offsets:
+            return None
+        return max(bisect_right(self.page_offsets, offset) - 1, 0)
+
+    def page_at(self, offset: int) -> tuple[int | None, str | None]:
+        """``(physical page, printed label)`` of the character at ``offset``."""
+        k = self.page_index_at(offset)
+        if k is None:
+            return None, None
+        return self.page_numbers[k], self.page_labels[k]
+
+    def page_bounds(self, number: int) -> tuple[int, int] | None:
+        """``(start, end)`` of a page's text in the document (None for an unknown page)."""
+        if number not in self.page_numbers:
+            return None
+        k = self.page_numbers.index(number)
+        end = self.page_offsets[k + 1] if k + 1 < len(self.page_offsets) else len(self.text)
+        text = self.text
+        while end > self.page_offsets[k] and text[end - 1].isspace():  # the page separator
+            end -= 1
+        return self.page_offsets[k], end
+
+    def segments(self, start: int, end: int) -> list[dict]:
+        """The span ``[start, end)`` cut at page starts: one dict per page it touches, with
+        ``page``, ``page_label``, the document offsets ``doc_start``/``doc_end`` and the
+        offsets in the page's text ``page_offset_start``/``page_offset_end``."""
+        if not self.page_offsets:
+            return [{"page": None, "page_label": None, "doc_start": start, "doc_end": end,
+                     "page_offset_start": start, "page_offset_end": end, "text": self.text[start:end]}]
+        out = []
+        first, last = self.page_index_at(start), self.page_index_at(max(start, end - 1))
+        for k in range(first, last + 1):
+            page_start = self.page_offsets[k]
+            page_end = self.page_offsets[k + 1] if k + 1 < len(self.page_offsets) else len(self.text)
+            a, b = max(start, page_start), min(end, page_end)
+            blanked = self.match_text  # page numbers at the break count as space
+            while b > a and blanked[b - 1].isspace():
+                b -= 1
+            while a < b and blanked[a].isspace():
+                a += 1
+            if a >= b:
+                continue
+            out.append({"page": self.page_numbers[k], "page_label": self.page_labels[k], "doc_start": a,
+                        "doc_end": b, "page_offset_start": a - page_start, "page_offset_end": b - page_start,
+                        "text": self.text[a:b]})
+        return out
+
+    def chunk_for(self, start: int, end: int) -> tuple[int, int]:
+        """``(chunk index, offset in that chunk)`` of the last chunk starting at or before
+        ``start``: the one that holds ``[start, end)`` whole when any does."""
+        k = max(bisect_right(self.chunk_starts, start) - 1, 0)
+        return self.chunk_indices[k], start - self.chunk_starts[k]
+
+
+def assemble_documents(chunks: Sequence[dict]) -> list[DocumentText]:
+    """Each document's text from its chunks, in the order documents first appear.
+
+    Chunks without an integer ``start`` (hand-made chunk lists) are documents of their own.
+    """
+    groups: dict[object, list[int]] = {}
+    for i, chunk in enumerate(chunks):
+        offset = chunk.get("start")
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            key = chunk.get("doc_id") or chunk.get("source")
+        else:
+            key = ("chunk", i)
+        groups.setdefault(key, []).append(i)
+    documents = []
+    for key, members in groups.items():
+        if isinstance(key, tuple):
+            i = members[0]
+            chunk = chunks[i]
+            text = chunk.get("text") or ""
+            doc = DocumentText(str(chunk.get("source")), chunk.get("source"), chunk.get("doc_id"), text,
+                               [i], [0], [len(text)])
+            page = chunk.get("page_start")
+            if isinstance(page, int):
+                doc.page_offsets, doc.page_numbers, doc.page_labels = [0], [page], [chunk.get("page_label")]
+            documents.append(doc)
+            continue
+        members.sort(key=lambda i: chunks[i]["start"])
+        pieces: list[str] = []
+        pos = 0
+        starts, ends = [], []
+        page_start: dict[int, int] = {}
+        page_seen: dict[int, int] = {}
+        labels: dict[int, str | None] = {}
+        for i in members:
+            chunk = chunks[i]
+            text = chunk.get("text") or ""
+            offset = chunk["start"]
+            if offset > pos:
+                pieces.append(" " * (offset - pos))  # a blank chunk left out at ingest
+                pos = offset
+            if offset + len(text) > pos:
+                pieces.append(text[pos - offset:])
+                pos = offset + len(text)
+            starts.append(offset)
+            ends.append(offset + len(text))
+            breaks = chunk.get("page_breaks") or []
+            if not breaks and isinstance(chunk.get("page_start"), int):
+                breaks = [[0, chunk["page_start"]]]
+            for n, (local, number) in enumerate(breaks):
+                at = offset + int(local)
+                page_seen[number] = min(page_seen.get(number, at), at)
+                if local > 0 or offset == 0:
+                    page_start[number] = min(page_start.get(number, at), at)
+                if n == 0 and chunk.get("page_label") is not None:
+                    labels.setdefault(number, chunk.get("page_label"))
+        first = chunks[members[0]]
+        doc = DocumentText(str(key), first.get("source"), first.get("doc_id"), "".join(pieces),
+                           list(members), starts, ends)
+        if page_seen:
+            ordered = sorted(page_seen, key=lambda n: page_start.get(n, page_seen[n]))
+            doc.page_numbers = ordered
+            doc.page_offsets = [page_start.get(n, page_seen[n]) for n in ordered]
+            doc.page_offsets[0] = 0
+            doc.page_labels = [labels.get(n) for n in ordered]
+        documents.append(doc)
+    return documents
 
 
 # --------------------------------------------------------------------------- cache
@@ -192,6 +394,11 @@ class _Corpus:
         return got
 
     def _build(self, kind: str) -> tuple:
+        if kind == "documents":
+            return (assemble_documents(self.chunks),)
+        if kind == "doc_folded":
+            documents = self.view("documents")[0]
+            return _join([_fold_fast(d.match_text) for d in documents], "\n")
         if kind == "folded":
             pieces, sep = [_fold_fast(t) for t in self.texts], "\n"
         elif kind == "utf8":
@@ -464,6 +671,105 @@ def _scan_normalized(corpus: _Corpus, pattern: str, allowed):
             yield i, origin[local], origin[local + size - 1] + 1
 
 
+def document_texts(chunks: Sequence[dict]) -> list[DocumentText]:
+    """The documents of a chunk list, put together once and cached like the joined texts."""
+    if not isinstance(chunks, Sequence):
+        chunks = list(chunks)
+    texts = [c.get("text") or "" for c in chunks]
+    return _corpus(chunks, texts).view("documents")[0]
+
+
+def find_places(
+    pattern: str,
+    chunks: Sequence[dict],
+    *,
+    max_places: int = 50,
+    context: int = 300,
+    sources: Collection[str] | None = None,
+) -> list[dict]:
+    """Every place where the folded ``pattern`` occurs in the documents of ``chunks``.
+
+    Unlike :func:`find_exact`, the search runs over each document's whole text, so a quote
+    that crosses a chunk boundary or lies in the overlap of two chunks is found once, at one
+    place. Each place has the keys of an exact hit (``mode`` "normalized"; ``chunk_index``,
+    ``start`` and ``end`` refer to the chunk that holds the place, ``end`` may run past it for
+    a quote longer than the chunk overlap) plus ``doc_id``, ``page_end_label`` and ``pages``:
+    the span cut at page starts (see :meth:`DocumentText.segments`). Places come in document
+    order; the last has ``truncated: True`` when ``max_places`` was reached.
+    """
+    if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_CHARS:  # quotes may be longer than patterns
+        if len(pattern) > MAX_QUOTE_CHARS:
+            raise ExactSearchError(f"The quote is too long ({len(pattern)} characters; at most {MAX_QUOTE_CHARS})")
+        _check_args(pattern[:MAX_PATTERN_CHARS], "normalized", max_places, context)
+    else:
+        _check_args(pattern, "normalized", max_places, context)
+    if not isinstance(chunks, Sequence):
+        chunks = list(chunks)
+    if not chunks:
+        return []
+    needle = normalize_for_matching(pattern)[0].strip()
+    if not needle:
+        raise ExactSearchError("The exact-search pattern is empty once normalised")
+    texts = [c.get("text") or "" for c in chunks]
+    corpus = _corpus(chunks, texts)
+    documents = corpus.view("documents")[0]
+    joined, starts, ends = corpus.view("doc_folded")
+    allowed = None
+    if sources is not None:
+        wanted = {sources} if isinstance(sources, str) else set(sources)
+        allowed = lambda k: documents[k].source in wanted  # noqa: E731
+    places: list[dict] = []
+    for first, last in _runs(allowed, len(documents)):
+        pos, stop = starts[first], ends[last]
+        while True:
+            j = joined.find(needle, pos, stop)
+            if j < 0:
+                break
+            k = bisect_right(starts, j) - 1
+            pos = j + len(needle)
+            doc = documents[k]
+            origin = doc.folded_with_map()[1]
+            local = j - starts[k]
+            doc_start, doc_end = origin[local], origin[local + len(needle) - 1] + 1
+            places.append(place_from_span(doc, chunks, doc_start, doc_end, context=context))
+            if len(places) >= max_places:
+                places[-1]["truncated"] = True
+                return places
+    return places
+
+
+def place_from_span(doc: DocumentText, chunks: Sequence[dict], doc_start: int, doc_end: int, *,
+                    context: int = 300, mode: str = "normalized") -> dict:
+    """A hit dict for the span ``[doc_start, doc_end)`` of ``doc`` (see :func:`find_places`)."""
+    text = doc.text
+    chunk_index, local = doc.chunk_for(doc_start, doc_end)
+    chunk = chunks[chunk_index]
+    lo, hi = max(0, doc_start - context), min(len(text), doc_end + context)
+    snippet = ("..." if lo > 0 else "") + text[lo:hi] + ("..." if hi < len(text) else "")
+    page, label = doc.page_at(doc_start)
+    page_end, end_label = doc.page_at(max(doc_start, doc_end - 1))
+    return {
+        "source": doc.source,
+        "doc_id": doc.doc_id,
+        "chunk_index": chunk_index,
+        "match": text[doc_start:doc_end],
+        "snippet": snippet,
+        "start": local,
+        "end": local + (doc_end - doc_start),
+        "truncated": False,
+        "mode": mode,
+        "page": page if page is not None else chunk.get("page_start"),
+        "page_start": page if page is not None else chunk.get("page_start"),
+        "page_end": page_end if page_end is not None else chunk.get("page_end"),
+        "page_label": label,
+        "page_end_label": end_label,
+        "doc_chunk": chunk.get("doc_chunk"),
+        "doc_start": doc_start,
+        "doc_end": doc_end,
+        "pages": doc.segments(doc_start, doc_end),
+    }
+
+
 _SCANNERS = {"literal": _scan_literal, "regex": _scan_regex, "normalized": _scan_normalized}
 
 
@@ -501,12 +807,53 @@ def find_exact(
         allowed = lambda i: chunks[i].get("source") in wanted  # noqa: E731
 
     hits: list[ExactHit] = []
+    seen: set[tuple] = set()  # places already reported, so overlapping chunks count a place once
     for i, start, end in _SCANNERS[mode](corpus, pattern, allowed):
+        place = _place(chunks[i], start, end)
+        while place is not None and place in seen:
+            found = _next_in_chunk(mode, pattern, texts[i], start)
+            if found is None:
+                break
+            start, end = found
+            place = _place(chunks[i], start, end)
+        if place is not None:
+            if place in seen:
+                continue
+            seen.add(place)
         hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break
     return hits
+
+
+def _place(chunk: dict, start: int, end: int) -> tuple | None:
+    """``(document, doc_start, doc_end)`` of a match, or None when the chunk has no offset."""
+    offset = chunk.get("start")
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        return None
+    return (chunk.get("doc_id") or chunk.get("source"), offset + start, offset + end)
+
+
+def _next_in_chunk(mode: str, pattern: str, text: str, after: int) -> tuple[int, int] | None:
+    """The first match in ``text`` that starts after offset ``after`` (None when there is none)."""
+    if mode == "normalized":
+        needle = normalize_for_matching(pattern)[0].strip()
+        folded, origin = normalize_for_matching(text)
+        j = folded.find(needle)
+        while j >= 0:
+            if origin[j] > after:
+                return origin[j], origin[j + len(needle) - 1] + 1
+            j = folded.find(needle, j + 1)
+        return None
+    compiled = _compile_literal(pattern) if mode == "literal" else _compile_regex(pattern)
+    data = text.encode("utf-8", "surrogatepass")
+    pos = len(text[: after + 1].encode("utf-8", "surrogatepass"))
+    m = compiled.search(data, pos)
+    if m is None:
+        return None
+    s = _char_offset(data, 0, m.start())
+    return s, s + _char_offset(data, m.start(), m.end())
 
 
 def search_exact(

@@ -70,6 +70,8 @@ class PdfExtraction:
     n_pages: int = 0
     sha256: str = ""
     warnings: list[str] = field(default_factory=list)
+    # Bibliographic metadata guessed by rag_core.bibliography: title, authors (names), year; None when unsure.
+    metadata: dict = field(default_factory=lambda: {"title": None, "authors": None, "year": None})
 
     @property
     def ok(self) -> bool:
@@ -434,7 +436,21 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             f"{_plural(len(junk_pages), 'page')} {'have' if len(junk_pages) > 1 else 'has'} text that looks "
             f"unreadable (page {', '.join(map(str, junk_pages[:10]))}{', ...' if len(junk_pages) > 10 else ''})"
         )
-    return done("ok", f"{_plural(n_pages, 'page')}")
+    extraction = done("ok", f"{_plural(n_pages, 'page')}")
+    extraction.metadata = _bibliographic_metadata(reader, texts)
+    return extraction
+
+
+def _bibliographic_metadata(reader, texts: list[str]) -> dict:
+    """Title, authors and year (rag_core.bibliography); all None when they cannot be read."""
+    from .bibliography import guess_metadata
+
+    try:
+        return guess_metadata(reader, texts[0] if texts else "")
+    except MemoryError:
+        raise
+    except Exception:
+        return {"title": None, "authors": None, "year": None}
 
 
 def _page_labels(reader, n_pages: int, notes: list[str]) -> list[str] | None:

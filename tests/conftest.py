@@ -107,3 +107,15 @@ def paper_library(tmp_path_factory, pdf_dir):
     report = library.add_pdfs("papers", [pdf_dir / name for name in SMALL_PDFS])
     assert [f.status for f in report.files] == ["ok", "ok"], report.files
     return library
+
+
+@pytest.fixture(scope="session")
+def shared_collection(tmp_path_factory, pdf_dir):
+    """``(library, index, documents)``: every shared PDF in one collection, "shared", without
+    embeddings (lexical and exact search only; built once per session, about half a minute)."""
+    from rag_core.library import Library
+
+    library = Library(tmp_path_factory.mktemp("shared-library"))
+    report = library.add_pdfs("shared", sorted(pdf_dir.glob("*.pdf")), compute_embeddings=False)
+    assert report.added, report.files
+    return library, library.load_index("shared"), library.documents("shared")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rag_core import exact
 from rag_core.chunking import PageText, chunk_pages
@@ -353,3 +356,146 @@ def test_missing_and_odd_chunk_fields():
     chunks = [{"source": "no_text"}, {"text": None, "source": "none"}, {"text": "found it"}]
     hits = find_exact("found", chunks)
     assert [(h["chunk_index"], h["source"]) for h in hits] == [(2, None)]
+
+
+# ------------------------------------------------------------------ folding for real quotes
+
+
+@pytest.mark.parametrize("text, typed", [
+    ("outperforms a strong Lucene-\nBM25 system", "outperforms a strong Lucene-BM25 system"),
+    ("outperforms a strong Lucene-\nBM25 system", "outperforms a strong LuceneBM25 system"),
+    ("without substantial taskspecific\narchitecture", "without substantial task-specific architecture"),
+    ("without substantial task-\nspecific architecture", "without substantial task-specific architecture"),
+    ("without substantial task-\nspecific architecture", "without substantial taskspecific architecture"),
+    ("fine-tuning all pretrained\nparameters", "fine-tuning all pre-trained parameters"),
+    ("a conventional pertoken\nlikelihood", "a conventional per-token likelihood"),
+    ("instead of sequencealigned\nrecurrence", "instead of sequence-aligned recurrence"),
+    ("current tabletext\nencoding models", "current table-text encoding models"),
+    ("our tracecompilation\nbased speculative", "our trace-compilation based speculative"),
+    ("efficient retrie-\nval of passages", "efficient retrie- val of passages"),
+    ("efficient retrie-\nval of passages", "efficient retrie-val of passages"),
+    ("efficient retrieval of passages", "efficient retrie- val of passages"),
+    ("efficient retrie\u00ad\nval of passages", "efficient retrieval of passages"),
+    ("a left-to-\nright model", "a left-to-right model"),
+    ("the e\ufb03cient \ufb01ne-tuning", "the efficient fine-tuning"),
+    ("the \u201cnull energy\u201d condition", 'the "null energy" condition'),
+    ("the model\u2019s output", "the model's output"),
+    ("results\u2014and more\u2013so", "results -- and more - so"),
+    ("non\u00a0breaking\u2009thin\u200bzero", "non breaking thinzero"),
+    ("from 1990\u2013\n2000 on", "from 1990-2000 on"),
+])
+def test_reader_readings_of_a_pdf_line_match(text, typed):
+    chunks = [{"text": "Something else.\n" + text + ".", "source": "p.pdf"}]
+    hits = find_exact(typed, chunks, mode="normalized")
+    assert len(hits) == 1, (text, typed)
+    hit = hits[0]
+    assert hit["match"] == chunks[0]["text"][hit["start"]:hit["end"]]
+    assert hit["start"] == len("Something else.\n")
+    assert hit["end"] == len("Something else.\n") + len(text)
+
+
+def test_digits_keep_their_dash():
+    chunks = [{"text": "we used 19902000 samples", "source": "p.pdf"}]
+    assert find_exact("1990-2000 samples", chunks, mode="normalized") == []
+    chunks = [{"text": "we used 10 - 20 samples", "source": "p.pdf"}]
+    assert find_exact("10-20 samples", chunks, mode="normalized")[0]["match"] == "10 - 20 samples"
+
+
+def test_a_place_in_the_overlap_of_two_chunks_is_reported_once():
+    sentence = "The overlap sentence appears in two chunks."
+    text = "a" * 109 + " " + sentence + " " + "b" * 200 + " " + "The overlap sentence again, later."
+    chunks = chunk_pages([PageText(1, text)], "doc.pdf", chunk_size=200, overlap=100)
+    holding = [i for i, c in enumerate(chunks) if sentence in c["text"]]
+    assert len(holding) >= 2  # the sentence is in the overlap
+    for mode in ("literal", "normalized", "regex"):
+        hits = find_exact("The overlap sentence", chunks, mode=mode, max_hits=50)
+        places = [(h["doc_start"], h["doc_end"]) for h in hits]
+        assert len(places) == len(set(places)) == 2, (mode, places)
+        assert min(places)[0] == text.index(sentence)
+
+
+# ------------------------------------------------------------------ property tests
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=9)
+
+
+FOLD_ALPHABET = [*list("ab1 -\n\t.,\"'"), "ﬁ", "\xad", "‐", "–", "—", "“", "”", "’", "\xa0", "\u200b", "ß", "\x02",
+                 "\u2009"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=FOLD_ALPHABET, max_size=40))
+def test_fast_fold_agrees_with_mapped_fold_everywhere(text):
+    folded, origin = normalize_for_matching(text)
+    assert exact._fold_fast(text) == folded
+    assert len(origin) == len(folded)
+    assert origin == sorted(origin) and all(0 <= o < len(text) for o in origin)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_WORD, min_size=3, max_size=14), st.data())
+def test_a_line_broken_passage_is_found_in_every_reading(words, data):
+    """The PDF breaks some words at line ends with a hyphen; the reader types each either joined,
+    hyphenated or with a space after the hyphen, with the line breaks gone. (Between two digits
+    the dash stays: "1990-\n2000" is a range, never "19902000".)"""
+    pdf_words, typed_words = [], []
+    for word in words:
+        cuts = [k for k in range(1, len(word)) if not (word[k - 1].isdigit() and word[k].isdigit())]
+        if cuts and data.draw(st.booleans()):
+            cut = data.draw(st.sampled_from(cuts))
+            pdf_words.append(word[:cut] + "-\n" + word[cut:])
+            typed_words.append(word[:cut] + data.draw(st.sampled_from(["", "-", "- "])) + word[cut:])
+        else:
+            pdf_words.append(word)
+            typed_words.append(word)
+    text = "Before. " + " ".join(pdf_words) + " after."
+    typed = " ".join(typed_words)
+    hits = find_exact(typed, [{"text": text, "source": "s"}], mode="normalized")
+    assert hits, (text, typed)
+    assert hits[0]["start"] == len("Before. ")
+    assert hits[0]["match"].endswith(pdf_words[-1].split("\n")[-1])
+
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _as_typed(sentence: str, rng: random.Random) -> str:
+    """A sentence of the extracted text as a reader would type it."""
+    s = sentence.replace("“", '"').replace("”", '"').replace("’", "'").replace("‘", "'")
+    s = s.replace("–", rng.choice(["-", "--"])).replace("—", "--")
+    s = re.sub(r"(\w)-\n(\w)", lambda m: m.group(1) + rng.choice(["-", "", "- "]) + m.group(2), s)  # both readings
+    s = " ".join(s.split())  # line breaks gone
+    if rng.random() < 0.5:
+        s = s.replace("fi", "ﬁ").replace("ffl", "ﬄ")  # ligatures as copied from a viewer
+    words = s.split(" ")
+    long_words = [i for i, w in enumerate(words) if re.fullmatch(r"[a-z]{8,}", w)]
+    if long_words:  # a word the PDF may have broken at a line end, typed with its hyphen
+        i = rng.choice(long_words)
+        words[i] = words[i][: len(words[i]) // 2] + rng.choice(["-", "- "]) + words[i][len(words[i]) // 2:]
+    return " ".join(words)
+
+
+@pytest.mark.slow
+def test_sentences_of_every_shared_page_are_found_on_their_page(shared_collection):
+    """A seeded sampler over every page of ../shared/data/pdfs: three sentences per page,
+    rewritten as a reader types them, are each found on their page."""
+    from rag_core.exact import document_texts, find_places
+
+    _, index, _ = shared_collection
+    rng = random.Random(0)
+    checked, missed = 0, []
+    for doc in document_texts(index.chunks):
+        for number in doc.page_numbers:
+            start, end = doc.page_bounds(number)
+            # bare page numbers at a page break are blanked there: they are not part of a sentence
+            page_text = doc.match_text[start:end]
+            sentences = [s for s in _SENTENCE_SPLIT.split(page_text) if len(s.split()) >= 6 and len(s) <= 2000
+                         and not s[0].islower()]  # not the end of a sentence begun on the page before
+            for sentence in rng.sample(sentences, min(3, len(sentences))):
+                typed = _as_typed(sentence, rng)
+                places = find_places(typed, index.chunks, sources=[doc.source], max_places=100)
+                checked += 1
+                if not any(p["page"] <= number <= p["page_end"] for p in places):
+                    missed.append((doc.source, number, typed[:80]))
+    assert checked > 1000
+    assert missed == [], "\n".join(map(str, missed))

@@ -1,0 +1,112 @@
+"""``rag-core check COLLECTION FILE [--json] [--top N]``: a manuscript checked from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag_core.cli import main
+from tests.test_cli import run_cli
+
+DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
+MANUSCRIPT = """Dense retrieval works. Karpukhin et al. (2020) write that \u201cour dense retriever outperforms a
+strong Lucene-BM25 system greatly by 9%-19% absolute\u201d.
+They also say that \u201cour dense retriever outperforms a strong Lucene-BM25 system greatly by 9%-29%
+absolute\u201d [1].
+Ultra light bosonic dark matter \u201cis equivalent to an increase of non-relativistic
+matter\u201d (Karpukhin et al., 2020).
+Committees of cats have solved quantum gravity [2].
+
+References
+[1] V. Karpukhin, B. Oguz, S. Min. 2020. Dense passage retrieval for open-domain question answering.
+[2] A. Cat. 1850. Quantum gravity, solved.
+"""
+
+
+@pytest.fixture(scope="module")
+def manuscript(tmp_path_factory):
+    path = tmp_path_factory.mktemp("manuscript") / "draft.md"
+    path.write_text(MANUSCRIPT, encoding="utf-8")
+    return path
+
+
+def test_check_json(paper_library, manuscript, capsys):
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(manuscript), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 4
+    for row in rows:
+        assert {"statement", "verdict", "source", "page", "page_label", "similarity", "cited",
+                "misattributed"} <= set(row)
+    assert [r["verdict"] for r in rows[:3]] == ["verbatim", "near_verbatim", "verbatim"]
+    assert rows[0]["source"] == DPR and rows[0]["page"] == 1 and rows[0]["cited"] == "Karpukhin et al. (2020)"
+    assert rows[0]["misattributed"] is False
+    assert rows[1]["diff"] == "9%-19% \u2192 9%-29%" and rows[1]["cited"] == "[1]"
+    assert rows[2]["misattributed"] is True and rows[2]["source"] != DPR
+    assert rows[3]["verdict"] in ("not_found", "related") and rows[3]["misattributed"] is False
+
+
+def test_check_table_for_a_person(paper_library, manuscript, capsys):
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(manuscript), "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "verbatim" in out and "near_verbatim" in out and DPR in out
+    assert "changed: 9%-19% \u2192 9%-29%" in out
+    assert "! found, but in a different document than the one cited" in out
+    assert "1 misattributed (4 statements)" in out
+
+
+def test_check_prints_no_control_characters(paper_library, tmp_path, capsys):
+    path = tmp_path / "evil.txt"
+    path.write_text("They wrote \u201cour dense retriever \x1b[31moutperforms\x1b[0m a strong\u201d [1].\n",
+                    encoding="utf-8")
+    for extra in ([], ["--json"]):
+        assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path), *extra]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "outperforms" in out
+
+
+def test_check_with_nothing_to_check(paper_library, tmp_path, capsys):
+    path = tmp_path / "plain.txt"
+    path.write_text("No quotes and no citations here.", encoding="utf-8")
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path)]) == 0
+    assert "No checkable statements" in capsys.readouterr().out
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+@pytest.mark.parametrize("argv", [["check"], ["check", "papers"], ["check", "papers", "x.md", "--top", "0"],
+                                  ["check", "papers", "x.md", "--top", "many"]])
+def test_check_usage_errors_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rag-core: error:")
+
+
+def test_check_unreadable_manuscript_is_a_usage_error(paper_library, tmp_path, capsys):
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(tmp_path / "missing.md")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    odd = tmp_path / "draft.odt"
+    odd.write_bytes(b"x")
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(odd)]) == 2
+    assert "cannot read .odt" in capsys.readouterr().err
+
+
+def test_check_unknown_collection_exits_1(tmp_path, manuscript, capsys):
+    assert main(["--data-dir", str(tmp_path), "check", "missing", str(manuscript)]) == 1
+    assert "No collection named 'missing'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_check_as_a_user_runs_it(paper_library, manuscript):
+    done = run_cli("check", "papers", str(manuscript), "--json", data_dir=paper_library.root)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [r["verdict"] for r in rows[:3]] == ["verbatim", "near_verbatim", "verbatim"]
+
+
+def test_check_reads_standard_input(paper_library, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(MANUSCRIPT))
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", "-", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 4

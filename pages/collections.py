@@ -134,8 +134,15 @@ def embedding_section(lib, name: str) -> None:
     status = lib.embedding_status(name)
     if status.total == 0 or status.complete:
         return
-    if not status.running:
-        lib.embed_in_background(name)  # resume what an earlier run (or a restart) left unfinished
+    if status.interrupted:
+        lib.embed_in_background(name)  # resume what a stopped run (or a restart of the app) left unfinished
+    elif not status.running:
+        note("info", f"{status.total - status.done:,} of {status.total:,} passages have no embedding yet: "
+                     "hybrid search finds them by TF-IDF and BM25 only.")
+        if st.button("Compute the embeddings now", key="embed_now", icon=":material/memory:"):
+            lib.embed_in_background(name)
+        else:
+            return
     embedding_progress(name)
 
 

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -780,7 +781,8 @@ def embed_pending(
             if embedded >= 16 and elapsed > 0:
                 remember_rates(embed_chunks_per_s=embedded / elapsed)
             store.fold_in_vectors(name)
-            store.write_embedding_progress(name, {"running": False, "started": started})
+            stopped = stop is not None and stop.is_set()  # asked to stop: the next run resumes
+            store.write_embedding_progress(name, {"running": False, "stopped": stopped, "started": started})
         except Exception as exc:
             store.write_embedding_progress(name, {"running": False, "started": started,
                                                   "error": f"{type(exc).__name__}: {exc}"})
@@ -816,7 +818,7 @@ def start_background_embedding(store: CollectionStore, name: str) -> bool:
 
         def run() -> None:
             try:
-                embed_pending(store, name)
+                embed_pending(store, name, stop=_stopping)
             except Exception:
                 log.exception("Embedding collection %r in the background failed", name)
 
@@ -824,6 +826,18 @@ def start_background_embedding(store: CollectionStore, name: str) -> bool:
         _background[key] = thread
         thread.start()
         return True
+
+
+_stopping = threading.Event()
+
+
+@atexit.register
+def _stop_background_embedding() -> None:
+    """At exit, let background embedders stop after their current document (what they wrote is
+    kept; the next run resumes): a daemon thread killed inside torch aborts the process."""
+    _stopping.set()
+    for thread in list(_background.values()):
+        thread.join(120)
 
 
 def wait_for_background_embedding(store: CollectionStore, name: str, timeout: float | None = None) -> bool:

@@ -134,6 +134,7 @@ class EmbeddingStatus:
     started: float | None = None
     updated: float | None = None
     error: str | None = None
+    interrupted: bool = False  # a run started and stopped before the end (killed, or the app restarted)
 
     @property
     def complete(self) -> bool:

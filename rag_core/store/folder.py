@@ -772,8 +772,10 @@ class FolderStore(CollectionStore):
         running = bool(progress.get("running")) and updated is not None \
             and time.time() - updated < EMBEDDER_SILENT_S and _pid_alive(progress.get("pid"))
         in_memory = progress.get("done") if running and isinstance(progress.get("done"), int) else None
+        interrupted = bool(progress.get("running") or progress.get("stopped")) and not running and done < total
         return EmbeddingStatus(
             done=max(done, min(in_memory, total)) if in_memory is not None else done, total=total,
+            interrupted=interrupted,
             running=running, rate=progress.get("rate") if running and _is_number(progress.get("rate")) else None,
             started=progress.get("started") if _is_number(progress.get("started")) else None, updated=updated,
             error=progress.get("error") if isinstance(progress.get("error"), str) else None,

@@ -281,33 +281,47 @@ def cached_embeddings(
     """
     if long_text not in LONG_TEXT_STRATEGIES:
         raise ValueError(f"long_text must be one of {LONG_TEXT_STRATEGIES}, got {long_text!r}")
-    key = hashlib.sha256(
-        f"{_chunks_hash(chunks)}|{embedding_model}|{long_text}|{tag}".encode()
-    ).hexdigest()[:24]
-    path = _cache_dir() / f"emb-{key}.npy"
-    if path.is_file():
-        vectors = np.load(path, allow_pickle=False)
-        if vectors.shape[0] == len(chunks):
-            return vectors
+    from .models import encoder_variant, load_bi_encoder, planned_encoder
+
+    def cache_path(variant: str, mode: str = long_text) -> Path:
+        # Vectors of different encoder variants (torch fp32, ONNX int8, ...) never share a file;
+        # torch keeps the key it had before variants existed.
+        full_tag = "|".join(part for part in (tag, "" if variant == "torch" else variant) if part)
+        key = hashlib.sha256(f"{_chunks_hash(chunks)}|{embedding_model}|{mode}|{full_tag}".encode()).hexdigest()[:24]
+        return _cache_dir() / f"emb-{key}.npy"
+
+    def cached(path: Path) -> np.ndarray | None:
+        if path.is_file():
+            vectors = np.load(path, allow_pickle=False)
+            if vectors.shape[0] == len(chunks):
+                return vectors
+        return None
+
+    planned = encoder_variant(encoder) if encoder is not None else planned_encoder()
+    vectors = cached(cache_path(planned))
+    if vectors is not None:
+        return vectors
     from .dense import encode_passages
-    from .models import load_bi_encoder
 
     model = encoder if encoder is not None else load_bi_encoder(embedding_model)
+    variant = encoder_variant(model)
+    path = cache_path(variant)
+    if variant != planned:  # the planned encoder fell back to another one
+        vectors = cached(path)
+        if vectors is not None:
+            return vectors
     started = time.perf_counter()
 
     def report(done: int, total: int) -> None:
         if progress is not None:
             rate = done / max(time.perf_counter() - started, 1e-9)
-            progress(f"embedding chunks: {done:,}/{total:,} ({rate:.0f} chunks/s)")
+            progress(f"embedding chunks ({variant}): {done:,}/{total:,} ({rate:.0f} chunks/s)")
 
     texts = [c["text"] for c in chunks]
     # "windows" and "truncate" differ only for chunks longer than the model's window:
     # when the other mode is cached, encode just those.
     other = "truncate" if long_text == "windows" else "windows"
-    other_key = hashlib.sha256(
-        f"{_chunks_hash(chunks)}|{embedding_model}|{other}|{tag}".encode()
-    ).hexdigest()[:24]
-    other_path = _cache_dir() / f"emb-{other_key}.npy"
+    other_path = cache_path(variant, other)
     tokenizer = getattr(model, "tokenizer", None)
     if other_path.is_file() and tokenizer is not None:
         from .dense import _token_limit

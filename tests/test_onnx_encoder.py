@@ -94,7 +94,7 @@ def test_fast_tokenizer_matches_the_hugging_face_tokenizer():
 
     reference = AutoTokenizer.from_pretrained(str(BUNDLED))
     mine = ox.FastTokenizer(BUNDLED / "tokenizer.json", model_max_length=256)
-    texts = [t.strip() for t in REAL_CHUNKS] + ["", "a"]
+    texts = [t.strip() for t in REAL_CHUNKS] + ["", "a", REAL_CHUNKS[3] + " " + REAL_CHUNKS[0]]
     expected = reference(texts, truncation=True, max_length=256)["input_ids"]
     assert [ids for ids, _ in mine.encode_ids(texts, max_length=256)] == expected
     assert max(len(ids) for ids in expected) == 256  # the long chunk was cut

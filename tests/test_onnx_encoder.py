@@ -257,3 +257,20 @@ def test_a_corrupted_real_model_is_rebuilt_before_use(tmp_path):
     assert ox.read_verified_model(int8, ox.source_checksum(BUNDLED)) == encoder._model_bytes
     vector = encoder.encode(REAL_CHUNKS[1])
     assert vector.shape == (384,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-5
+
+
+@needs_bundled
+def test_models_command_reports_the_encoder_and_why_torch_runs(monkeypatch, capsys, tmp_path):
+    from rag_core.cli import main
+
+    monkeypatch.setenv(ox.MODEL_CACHE_ENV, str(tmp_path / "empty-cache"))
+    monkeypatch.setenv(models.ENCODER_ENV, "onnx-int8")
+    assert main(["models", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["encoder"]
+    assert report["variant"] == "onnx-int8" and report["fallback"] is None
+    assert report["onnx"]["onnx-int8"].startswith("not converted yet")
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "using torch instead of onnx-int8: onnxruntime is not installed" in out

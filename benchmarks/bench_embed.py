@@ -42,6 +42,18 @@ GOALS = {
 }
 
 
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()} CPUs"
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load {one:.1f}/{five:.1f}"
@@ -121,7 +133,7 @@ def bench_query(n_queries: int, size: int) -> dict:
             encode_query(model, q)
         times = []
         for q in queries:
-            _, wall, _ = timed(lambda q=q: encode_query(model, q))
+            _, wall, _ = timed(lambda q=q, model=model: encode_query(model, q))
             times.append(wall * 1000)
         out[variant] = {"p50_ms": round(float(np.median(times)), 1),
                         "p95_ms": round(float(np.percentile(times, 95)), 1), "load": load()}
@@ -194,7 +206,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    report = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+    report = {"machine": machine(),
               "date": time.strftime("%Y-%m-%d %H:%M"), "start": load()}
     print(f"{report['date']}  {report['machine']}  {report['start']}", flush=True)
     if "embed" not in skip:

@@ -188,11 +188,10 @@ def _torch_has_accelerator() -> bool:
     try:
         from importlib.metadata import version
 
-        if "+cpu" in version("torch"):
-            return False
+        cpu_only_build = "+cpu" in version("torch")
     except Exception:  # noqa: BLE001 - unknown distribution: ask torch itself
-        pass
-    return select_device() != "cpu"
+        cpu_only_build = False
+    return not cpu_only_build and select_device() != "cpu"
 
 
 def planned_encoder(encoder: str | None = None) -> str:

@@ -395,11 +395,12 @@ def prepare_onnx_model(
         try:
             try:
                 out = _convert(folder, variant, work, cache_dir)
-            except OnnxEncoderError:
+            except OnnxEncoderError as exc:  # int8 whose fp32 export failed: remember it for int8 too
+                _record_failure(folder, variant, str(exc), cache_dir)
                 raise
             except MemoryError:
                 raise
-            except Exception as exc:  # noqa: BLE001 - any exporter failure means "use torch"
+            except Exception as exc:  # any exporter failure means "use torch"
                 reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
                 _record_failure(folder, variant, reason, cache_dir)
                 raise OnnxEncoderError(f"the {variant} conversion failed ({reason})") from exc

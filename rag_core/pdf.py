@@ -168,8 +168,7 @@ def clean_extracted_text(text: str) -> str:
     text = _SPACES_RE.sub(" ", text)
     # Runs of spaces and tabs are single spaces now: trailing white space is " " before a line break.
     text = text.replace(" \n", "\n")
-    if text.endswith(" "):
-        text = text[:-1]
+    text = text.removesuffix(" ")
     if "\u00ad" in text:
         text = _SOFT_HYPHEN_BREAK_RE.sub(_join_broken_word, text)
         text = text.replace("\u00ad", "")

@@ -26,25 +26,31 @@ needs_onnxruntime = pytest.mark.skipif(
 
 # Real passages: chunks of SciFact abstracts and of the shared PDFs' kind of text, short and long.
 REAL_CHUNKS = [
-    "Alterations of the architecture of cerebral white matter in the developing human brain can affect "
-    "cortical development and result in functional disabilities. A line scan diffusion-weighted magnetic "
-    "resonance imaging (MRI) sequence with diffusion tensor analysis was applied to measure the apparent "
-    "diffusion coefficient, to calculate relative anisotropy, and to delineate three-dimensional fiber "
-    "architecture in cerebral white matter in preterm (n = 17) and full-term infants (n = 7).",
-    "Gao, Jafferis and Wall show that a traversable wormhole opens in an eternal BTZ black hole when a "
-    "double-trace coupling between the two boundaries produces negative average null energy.",
+    (
+        "Alterations of the architecture of cerebral white matter in the developing human brain can affect "
+        "cortical development and result in functional disabilities. A line scan diffusion-weighted magnetic "
+        "resonance imaging (MRI) sequence with diffusion tensor analysis was applied to measure the apparent "
+        "diffusion coefficient, to calculate relative anisotropy, and to delineate three-dimensional fiber "
+        "architecture in cerebral white matter in preterm (n = 17) and full-term infants (n = 7)."
+    ),
+    (
+        "Gao, Jafferis and Wall show that a traversable wormhole opens in an eternal BTZ black hole when a "
+        "double-trace coupling between the two boundaries produces negative average null energy."
+    ),
     "Zero-noise extrapolation mitigates errors in short-depth quantum circuits.",
-    "We introduce a new language representation model called BERT, which stands for Bidirectional "
-    "Encoder Representations from Transformers. Unlike recent language representation models, BERT is "
-    "designed to pre-train deep bidirectional representations from unlabeled text by jointly "
-    "conditioning on both left and right context in all layers. As a result, the pre-trained BERT model "
-    "can be fine-tuned with just one additional output layer to create state-of-the-art models for a wide "
-    "range of tasks, such as question answering and language inference, without substantial task-specific "
-    "architecture modifications. BERT is conceptually simple and empirically powerful. It obtains new "
-    "state-of-the-art results on eleven natural language processing tasks, including pushing the GLUE "
-    "score to 80.5% (7.7% point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute "
-    "improvement), SQuAD v1.1 question answering Test F1 to 93.2 (1.5 point absolute improvement) and "
-    "SQuAD v2.0 Test F1 to 83.1 (5.1 point absolute improvement).",
+    (
+        "We introduce a new language representation model called BERT, which stands for Bidirectional "
+        "Encoder Representations from Transformers. Unlike recent language representation models, BERT is "
+        "designed to pre-train deep bidirectional representations from unlabeled text by jointly "
+        "conditioning on both left and right context in all layers. As a result, the pre-trained BERT model "
+        "can be fine-tuned with just one additional output layer to create state-of-the-art models for a wide "
+        "range of tasks, such as question answering and language inference, without substantial task-specific "
+        "architecture modifications. BERT is conceptually simple and empirically powerful. It obtains new "
+        "state-of-the-art results on eleven natural language processing tasks, including pushing the GLUE "
+        "score to 80.5% (7.7% point absolute improvement), MultiNLI accuracy to 86.7% (4.6% absolute "
+        "improvement), SQuAD v1.1 question answering Test F1 to 93.2 (1.5 point absolute improvement) and "
+        "SQuAD v2.0 Test F1 to 83.1 (5.1 point absolute improvement)."
+    ),
     "  leading and trailing white space, Über naïve café — ﬁne ligatures, α-β ≤ 3 µm  ",
     "TraceMonkey records traces of hot loops in a JavaScript interpreter and compiles them to native code.",
 ]

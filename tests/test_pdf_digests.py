@@ -17,7 +17,7 @@ from rag_core import pdf
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import pdf_digests  # noqa: E402
+import pdf_digests
 
 pytest.importorskip("pypdf")
 

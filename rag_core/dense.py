@@ -1,4 +1,6 @@
-"""Dense embeddings with a sentence-transformers bi-encoder.
+"""Dense embeddings with a bi-encoder: sentence-transformers (torch), or on a CPU by default
+the int8 ONNX Runtime encoder of :mod:`rag_core.onnx_encoder` (chosen by
+:func:`rag_core.models.load_bi_encoder`); both give unit-normalised float32 rows.
 
 all-MiniLM-L6-v2 reads at most 256 word pieces; a 1,200-character chunk of scientific
 text often holds more. With ``long_text="windows"`` a long chunk is cut into windows the

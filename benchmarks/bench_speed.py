@@ -9,7 +9,7 @@ copies are made with the words rotated and a copy tag appended, so no two chunks
 * PDF extraction: ``rag_core.pdf.extract_pdf`` over ../shared/data/pdfs (skipped when
   that module is missing), pages per second.
 * Embedding: all-MiniLM-L6-v2 on a sample of real chunks (``--embed-sample``), fp32 and
-  int8 (``torch.quantization.quantize_dynamic``); chunks/s, and the time that rate
+  int8 (ONNX Runtime, ``rag_core.onnx_encoder``); chunks/s, and the time that rate
   implies for 100k chunks. The 100k index is NOT embedded here (hours on 2 cores): every
   size uses random unit vectors as embeddings, which is all query latency needs.
 * Per size, in a fresh subprocess: index build time (TF-IDF + BM25), peak RSS of that
@@ -204,7 +204,7 @@ def bench_embedding(sample: int) -> dict:
     chunks = real_chunks()
     rng = np.random.default_rng(1)
     texts = [chunks[i]["text"] for i in rng.choice(len(chunks), size=min(sample, len(chunks)), replace=False)]
-    model = load_bi_encoder()
+    model = load_bi_encoder(encoder="torch")
     encode_passages(model, texts[:4])
     out = {"sample": len(texts), "torch_threads": torch.get_num_threads()}
     for mode in ("windows", "truncate"):
@@ -214,11 +214,9 @@ def bench_embedding(sample: int) -> dict:
         out[f"fp32_{mode}_chunks_per_s"] = round(len(texts) / dt, 2)
         if mode == "windows":
             ref_windows = ref
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        qmodel = torch.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+    # int8: the ONNX Runtime encoder (rag_core.onnx_encoder); benchmarks/bench_embed.py compares all variants.
+    qmodel = load_bi_encoder(encoder="onnx-int8")
+    encode_passages(qmodel, texts[:4])
     t = time.perf_counter()
     q = encode_passages(qmodel, texts, long_text="windows")
     dt = time.perf_counter() - t

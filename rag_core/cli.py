@@ -323,13 +323,58 @@ def cmd_models(args) -> int:
         source = resolve_model(name)
         rows.append({"role": role, "name": name, "origin": source.origin, "available": source.available,
                      "detail": source.detail})
+    encoder = _encoder_report(args.embedding_model or DEFAULT_EMBEDDING_MODEL, prepare=args.prepare)
     if args.json:
-        print(json.dumps({"device": select_device(import_torch=False), "models": rows}, indent=1))
+        print(json.dumps({"device": select_device(import_torch=False), "models": rows, "encoder": encoder},
+                         indent=1))
     else:
         print(f"device: {select_device(import_torch=False)}")
         for r in rows:
             print(f"{r['role']:14s} {r['name']}: {r['origin']} - {r['detail']}")
+        print(f"{'encoder':14s} {encoder['variant']} (asked: {encoder['requested']})")
+        for variant, state in encoder["onnx"].items():
+            print(f"{'':14s} {variant}: {state}")
+        if encoder["fallback"]:
+            print(f"{'':14s} using torch instead of {encoder['planned']}: {encoder['fallback']}")
     return EXIT_OK
+
+
+def _encoder_report(name: str, *, prepare: bool) -> dict:
+    """Which bi-encoder variant runs, the state of each ONNX conversion, and why torch runs if it does."""
+    import importlib.util
+    import os
+
+    from .models import ENCODER_ENV, planned_encoder, resolve_model
+
+    planned = planned_encoder()
+    report = {"requested": os.environ.get(ENCODER_ENV) or "auto", "planned": planned, "variant": planned,
+              "onnx": {}, "fallback": None}
+    source = resolve_model(name)
+    if not source.available:
+        return report
+    from .onnx_encoder import ONNX_VARIANTS, OnnxEncoderError, cache_state, prepare_onnx_model, read_layout
+
+    try:
+        read_layout(source.location)
+    except OnnxEncoderError as exc:
+        report["onnx"] = dict.fromkeys(ONNX_VARIANTS, f"not possible for this model: {exc}")
+    else:
+        for variant in ONNX_VARIANTS:
+            if prepare:
+                try:
+                    prepare_onnx_model(source.location, variant)
+                except OnnxEncoderError as exc:
+                    report["onnx"][variant] = f"conversion failed: {exc}"
+                    continue
+            report["onnx"][variant] = cache_state(source.location, variant)
+    if planned != "torch":
+        if importlib.util.find_spec("onnxruntime") is None:
+            report["fallback"] = "onnxruntime is not installed (pip install onnxruntime)"
+        elif report["onnx"].get(planned, "").startswith(("conversion failed", "not possible")):
+            report["fallback"] = report["onnx"][planned]
+        if report["fallback"]:
+            report["variant"] = "torch"
+    return report
 
 
 def cmd_eval(args) -> int:
@@ -488,6 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedding-model")
     p.add_argument("--cross-encoder")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--prepare", action="store_true",
+                   help="convert the bi-encoder to ONNX (fp32 and int8) now instead of at first use")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset")

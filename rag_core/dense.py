@@ -1,4 +1,6 @@
-"""Dense embeddings with a sentence-transformers bi-encoder.
+"""Dense embeddings with a bi-encoder: sentence-transformers (torch), or on a CPU by default
+the int8 ONNX Runtime encoder of :mod:`rag_core.onnx_encoder` (chosen by
+:func:`rag_core.models.load_bi_encoder`); both give unit-normalised float32 rows.
 
 all-MiniLM-L6-v2 reads at most 256 word pieces; a 1,200-character chunk of scientific
 text often holds more. With ``long_text="windows"`` a long chunk is cut into windows the
@@ -78,12 +80,14 @@ def encode_passages(
     out = np.zeros((len(texts), dim), dtype=np.float32)
     tokenizer = getattr(model, "tokenizer", None)
     limit = token_limit(model)
-    # Work in slices so progress can be reported; sentence-transformers sorts each slice by length.
-    # Small slices for small inputs, so a progress bar moves; each slice is length-sorted
-    # by sentence-transformers, so larger slices pad less on big ingests.
+    # Longest first over the whole input (so batches of similar length pad little), in slices
+    # so progress can be reported; the encoder batches each slice (the ONNX encoder by a token
+    # budget, sentence-transformers by count after its own length sort). Rows go back to input order.
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     slice_size = min(max(batch_size * 8, 64), max(batch_size, len(texts) // 20))
     for begin in range(0, len(texts), slice_size):
-        part = list(texts[begin : begin + slice_size])
+        rows = order[begin : begin + slice_size]
+        part = [texts[i] for i in rows]
         if long_text == "windows" and tokenizer is not None:
             pieces: list[str] = []
             owners: list[int] = []
@@ -95,9 +99,9 @@ def encode_passages(
                                    normalize_embeddings=True, show_progress_bar=False)
             summed = np.zeros((len(part), dim), dtype=np.float32)
             np.add.at(summed, np.asarray(owners), vectors)
-            out[begin : begin + len(part)] = _normalise(summed)
+            out[rows] = _normalise(summed)
         else:
-            out[begin : begin + len(part)] = model.encode(
+            out[rows] = model.encode(
                 part, batch_size=batch_size, convert_to_numpy=True,
                 normalize_embeddings=True, show_progress_bar=False,
             )
@@ -138,7 +142,14 @@ def single_torch_thread():
 
 
 def encode_query(model, query: str) -> np.ndarray:
-    """The query's unit-normalised embedding (queries are short: no windows)."""
-    with single_torch_thread():
+    """The query's unit-normalised embedding (queries are short: no windows).
+
+    One intra-op thread: torch is switched to one thread for the call; the ONNX encoder runs
+    a single text on its own one-thread session.
+    """
+    if getattr(model, "variant", "torch") == "torch":
+        with single_torch_thread():
+            vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+    else:
         vector = model.encode([query], convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
     return np.asarray(vector[0], dtype=np.float32)

@@ -66,6 +66,8 @@ MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read e
 # --------------------------------------------------------- environment variables
 APP_NAME = "rag_core"
 STORE_ENV = "RAG_CORE_STORE"
+ENCODER_ENV = "RAG_CORE_ENCODER"
+MODEL_CACHE_ENV = "RAG_CORE_MODEL_CACHE"
 CACHE_DIR_ENV = "RAG_CORE_CACHE_DIR"
 EXTRACT_SECONDS_BASE_ENV = "RAG_CORE_EXTRACT_SECONDS_BASE"
 EXTRACT_SECONDS_PER_PAGE_ENV = "RAG_CORE_EXTRACT_SECONDS_PER_PAGE"
@@ -87,6 +89,10 @@ ENVIRONMENT_VARIABLES = {
     DEVICE_ENV: "force the torch device for the models (cpu, cuda, mps; default: the best one found)",
     OFFLINE_ENV: "1 to never contact the model hub (as HF_HUB_OFFLINE=1 does)",
     SKIP_BROWSER_ENV: "1 to make scripts/setup.sh skip installing Chromium for the browser test",
+    ENCODER_ENV: "the bi-encoder variant: auto (int8 ONNX Runtime on a CPU, torch on a GPU), torch, onnx-int8 "
+    "or onnx-fp32",
+    MODEL_CACHE_ENV: "where bi-encoders converted to ONNX are kept, with their checksums "
+    "(default: ~/.cache/rag_core/onnx)",
     STORE_ENV: "where collections live: a `postgresql://` URL for a shared store (default: the data folder)",
     CACHE_DIR_ENV: "where rag_core keeps machine-specific caches, such as the ingest rates behind its time "
     "estimates (default: ~/.cache/rag_core)",

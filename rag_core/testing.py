@@ -8,10 +8,13 @@ a downloaded one) against ``streamlit run app.py``.
 
 from __future__ import annotations
 
+import hashlib
 import socket
 import subprocess
 import time
 import urllib.request
+from importlib import metadata
+from importlib.util import find_spec
 from pathlib import Path
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -71,3 +74,44 @@ def make_tiny_cross_encoder(folder: str | Path, *, seed: int = 0, hidden_size: i
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+# --------------------------------------------------------------------------- PDF page digests
+
+
+def pdf_environment() -> dict:
+    """What else decides pypdf's output: its version and whether fontTools is there."""
+    return {"pypdf": metadata.version("pypdf"), "fonttools": find_spec("fontTools") is not None}
+
+
+def page_digests(pdf_dir: Path) -> dict:
+    """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it)."""
+    from rag_core.pdf import extract_pdf
+
+    files = {}
+    for path in sorted(pdf_dir.glob("*.pdf")):
+        result = extract_pdf(path)
+        files[path.name] = {
+            "status": result.status,
+            "n_pages": result.n_pages,
+            "labels": [page.label for page in result.pages],
+            "pages": [hashlib.sha256(page.text.encode("utf-8")).hexdigest() for page in result.pages],
+        }
+    return {"environment": pdf_environment(), "files": files}
+
+
+def digest_differences(expected: dict, actual: dict) -> list[str]:
+    """What differs between two :func:`page_digests` results, one line per file."""
+    found = []
+    for name in sorted(set(expected["files"]) | set(actual["files"])):
+        want, got = expected["files"].get(name), actual["files"].get(name)
+        if want is None or got is None:
+            found.append(f"{name}: {'new file' if want is None else 'missing'}")
+            continue
+        for key in ("status", "n_pages", "labels"):
+            if want[key] != got[key]:
+                found.append(f"{name}: {key} {want[key]!r} -> {got[key]!r}")
+        pages = [i + 1 for i, (a, b) in enumerate(zip(want["pages"], got["pages"], strict=False)) if a != b]
+        if pages or len(want["pages"]) != len(got["pages"]):
+            found.append(f"{name}: cleaned text differs on page(s) {pages}")
+    return found

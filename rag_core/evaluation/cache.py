@@ -31,9 +31,14 @@ def chunks_hash(chunks: Sequence[dict]) -> str:
     return digest.hexdigest()
 
 
-def cache_path(texts_hash: str, embedding_model: str, long_text: str, tag: str = "") -> Path:
-    """The cache file of one set of chunks (``texts_hash`` from :func:`chunks_hash`) and settings."""
-    key = hashlib.sha256(f"{texts_hash}|{embedding_model}|{long_text}|{tag}".encode()).hexdigest()[:24]
+def cache_path(texts_hash: str, embedding_model: str, long_text: str, tag: str = "", variant: str = "torch") -> Path:
+    """The cache file of one set of chunks (``texts_hash`` from :func:`chunks_hash`) and settings.
+
+    Vectors of different encoder variants (torch fp32, ONNX int8, ...) never share a file;
+    torch keeps the key it had before variants existed.
+    """
+    full_tag = "|".join(part for part in (tag, "" if variant == "torch" else variant) if part)
+    key = hashlib.sha256(f"{texts_hash}|{embedding_model}|{long_text}|{full_tag}".encode()).hexdigest()[:24]
     return eval_cache_dir() / f"emb-{key}.npy"
 
 
@@ -70,26 +75,32 @@ def cached_embeddings(
     """
     if long_text not in LONG_TEXT_STRATEGIES:
         raise ValueError(f"long_text must be one of {LONG_TEXT_STRATEGIES}, got {long_text!r}")
+    from ..models import encoder_variant, load_bi_encoder, planned_encoder
+
     texts_hash = chunks_hash(chunks)
-    path = cache_path(texts_hash, embedding_model, long_text, tag)
-    vectors = _load(path, len(chunks))
+    planned = encoder_variant(encoder) if encoder is not None else planned_encoder()
+    vectors = _load(cache_path(texts_hash, embedding_model, long_text, tag, planned), len(chunks))
     if vectors is not None:
         return vectors
-    from ..models import load_bi_encoder
-
     model = encoder if encoder is not None else load_bi_encoder(embedding_model)
+    variant = encoder_variant(model)
+    path = cache_path(texts_hash, embedding_model, long_text, tag, variant)
+    if variant != planned:  # the planned encoder fell back to another one
+        vectors = _load(path, len(chunks))
+        if vectors is not None:
+            return vectors
     started = time.perf_counter()
 
     def report(done: int, total: int) -> None:
         if progress is not None:
             rate = done / max(time.perf_counter() - started, 1e-9)
-            progress(f"embedding chunks: {done:,}/{total:,} ({rate:.0f} chunks/s)")
+            progress(f"embedding chunks ({variant}): {done:,}/{total:,} ({rate:.0f} chunks/s)")
 
     texts = [c["text"] for c in chunks]
     # "windows" and "truncate" differ only for chunks longer than the model's window:
     # when the other mode is cached, encode just those.
     other = "truncate" if long_text == "windows" else "windows"
-    other_vectors = _load(cache_path(texts_hash, embedding_model, other, tag), len(chunks))
+    other_vectors = _load(cache_path(texts_hash, embedding_model, other, tag, variant), len(chunks))
     tokenizer = getattr(model, "tokenizer", None)
     if other_vectors is not None and tokenizer is not None:
         vectors = other_vectors.copy()

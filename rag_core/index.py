@@ -24,6 +24,8 @@ class RagIndex:
     unit-normalised TF-IDF rows; ``embeddings`` their unit-normalised dense vectors, or
     None when built without embeddings. While a collection's vectors are still being
     computed, ``dense_mask`` says which rows of ``embeddings`` hold one (None: all do).
+    ``encoder`` is the bi-encoder variant that made the vectors ("torch", "onnx-int8", ...);
+    queries are encoded with the same one.
     """
 
     chunks: list[dict]
@@ -35,6 +37,7 @@ class RagIndex:
     overlap: int = CHUNK_OVERLAP_CHARS
     bm25: BM25Index | None = field(default=None, repr=False)
     dense_mask: np.ndarray | None = field(default=None, repr=False)
+    encoder: str | None = None
     _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -78,7 +81,7 @@ class RagIndex:
     def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
         if self.embeddings is None:
             raise ValueError("this index was built without embeddings (compute_embeddings=False)")
-        model = load_bi_encoder(embedding_model or self.embedding_model)
+        model = load_bi_encoder(embedding_model or self.embedding_model, encoder=self.encoder)
         return self.embeddings @ encode_query(model, query)
 
 
@@ -87,10 +90,11 @@ def embed_chunks(
     embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     *,
     long_text: str = DEFAULT_LONG_TEXT,
+    encoder: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Unit-normalised embeddings of the chunks' texts."""
-    model = load_bi_encoder(embedding_model)
+    """Unit-normalised embeddings of the chunks' texts (``encoder``: the variant, default auto)."""
+    model = load_bi_encoder(embedding_model, encoder=encoder)
     return encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=progress)
 
 
@@ -110,12 +114,17 @@ def build_index_from_chunks(
     if not chunks:
         raise ValueError("No chunks to index: every document was empty or blank.")
     vectorizer, matrix = fit_tfidf([c["text"] for c in chunks])
+    encoder = None
     if embeddings is None and compute_embeddings:
-        embeddings = embed_chunks(chunks, embedding_model, long_text=long_text, progress=progress)
+        from .models import encoder_variant
+
+        model = load_bi_encoder(embedding_model)
+        encoder = encoder_variant(model)
+        embeddings = encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=progress)
     bm25 = BM25Index.build([c["text"] for c in chunks]) if with_bm25 else None
     return RagIndex(
         chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
-        embedding_model=embedding_model, chunk_size=chunk_size, overlap=overlap, bm25=bm25,
+        embedding_model=embedding_model, chunk_size=chunk_size, overlap=overlap, bm25=bm25, encoder=encoder,
     )
 
 

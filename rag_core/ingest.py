@@ -762,7 +762,7 @@ def embed_pending(
                 if not pending:
                     break
                 if model is None:
-                    model = load_bi_encoder(settings["embedding_model"])
+                    model = load_bi_encoder(settings["embedding_model"], encoder=settings["encoder"])
                 status = store.embedding_status(name)
                 done, total = status.done, status.total
                 for doc in pending:

@@ -150,7 +150,10 @@ class Library:
             size, lap = validate_chunk_settings(chunk_size, overlap, collection=True)
         except ValueError as exc:
             raise CollectionError(str(exc)) from None
-        stored = self.store.create(name, {"chunk_size": size, "overlap": lap, "embedding_model": embedding_model})
+        from .models import planned_encoder
+
+        stored = self.store.create(name, {"chunk_size": size, "overlap": lap, "embedding_model": embedding_model,
+                                          "encoder": planned_encoder()})
         return self.info(stored)
 
     def rename(self, old: str, new: str) -> CollectionInfo:

@@ -316,3 +316,24 @@ def test_embeddings_are_finite_and_unit_length(library, pdf_dir):
     library.add_pdfs("c", [pdf_dir / OTHER])
     emb = np.asarray(library.load_index("c").embeddings)
     assert np.isfinite(emb).all() and np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-4)
+
+
+def test_queries_use_the_encoder_that_made_the_vectors(library, pdf_dir, monkeypatch):
+    """A collection records its encoder variant; its index encodes queries with that one."""
+    import rag_core.models as models
+
+    library.create("c")
+    assert library.settings("c")["encoder"] == models.planned_encoder()
+    library.add_pdfs("c", [pdf_dir / OTHER])
+    index = library.load_index("c")
+    assert index.encoder == library.settings("c")["encoder"]
+    asked = []
+    real = models.load_bi_encoder
+
+    def spy(name=models.DEFAULT_EMBEDDING_MODEL, *, encoder=None):
+        asked.append(encoder)
+        return real(name, encoder=encoder)
+
+    monkeypatch.setattr("rag_core.index.load_bi_encoder", spy)
+    search("custom font encoding", index, top=2)
+    assert asked == [index.encoder]

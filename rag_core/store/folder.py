@@ -106,8 +106,8 @@ def damaged(name: str, detail: str, *, advice: str | None = None) -> CollectionD
 
 
 def model_key(settings: dict) -> str:
-    """What decides a chunk's vector: the model and how long texts are read."""
-    return f"{settings.get('embedding_model') or DEFAULT_EMBEDDING_MODEL}|{DEFAULT_LONG_TEXT}"
+    """What decides a chunk's vector: the model, its encoder variant and how long texts are read."""
+    return f"{settings.get('embedding_model') or DEFAULT_EMBEDDING_MODEL}|{settings['encoder']}|{DEFAULT_LONG_TEXT}"
 
 
 def _read_json(path: Path, what: str, name: str):
@@ -132,11 +132,13 @@ def check_settings(raw, name: str) -> dict:
     settings = {
         "format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION, "name": name,
         "chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS, "embedding_model": DEFAULT_EMBEDDING_MODEL,
-        "created": 0.0, "updated": 0.0, **raw,
+        # collections made before encoder variants existed were embedded with torch
+        "encoder": "torch", "created": 0.0, "updated": 0.0, **raw,
     }
     wrong = [key for key, ok in (
         ("chunk_size", isinstance(settings["chunk_size"], int)), ("overlap", isinstance(settings["overlap"], int)),
         ("embedding_model", isinstance(settings["embedding_model"], str)),
+        ("encoder", isinstance(settings["encoder"], str)),
         ("created", _is_number(settings["created"])), ("updated", _is_number(settings["updated"])),
         ("name", isinstance(settings["name"], str)),
     ) if not ok]
@@ -565,6 +567,7 @@ class FolderStore(CollectionStore):
                     compute_embeddings=False, chunk_size=settings["chunk_size"], overlap=settings["overlap"],
                 )
                 index.dense_mask = None if dense_mask is None or bool(np.all(dense_mask)) else dense_mask
+                index.encoder = settings["encoder"]
                 write_index_files(index, staging)
 
         dense_chunks = 0 if embeddings is None else (
@@ -588,7 +591,8 @@ class FolderStore(CollectionStore):
             record = {
                 "format": VERSION_FORMAT, "format_version": 2, "version": version, "parent": parent,
                 "created": time.time(),
-                "settings": {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model", "created")},
+                "settings": {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model", "encoder",
+                                                      "created")},
                 "documents": documents, "n_chunks": sum(int(d.get("chunks", 0)) for d in documents),
                 "dense_chunks": int(dense_chunks),
                 "index_manifest": None if not manifest.is_file() else {

@@ -108,6 +108,7 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
         "n_chunks": len(index.chunks),
         "embedding_model": index.embedding_model,
         "embedding_dim": None if embeddings is None else int(embeddings.shape[1]),
+        "encoder": index.encoder,
         "has_embeddings": embeddings is not None,
         "has_bm25": index.bm25 is not None,
         "chunk_size": index.chunk_size,
@@ -300,6 +301,8 @@ def load_index(
             chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
             embedding_model=manifest.get("embedding_model") or "", chunk_size=int(manifest.get("chunk_size", 1200)),
             overlap=int(manifest.get("overlap", 200)), bm25=bm25, dense_mask=dense_mask,
+            # indexes saved before variants existed were embedded with torch
+            encoder=manifest.get("encoder") or ("torch" if manifest.get("has_embeddings") else None),
         )
     except IndexFormatError as exc:
         raise IndexFormatError(f"The index at {folder} is damaged: {exc}") from None

@@ -35,6 +35,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
+from .chunk_table import chunk_sources_mask
 from .exact import DocumentText, document_texts, find_places, normalize_for_matching, place_from_span
 from .lexical import top_k
 from .retrieval import check_query, search
@@ -275,8 +276,7 @@ def _plural(n: int, word: str) -> str:
 def _source_mask(index, sources: Collection[str] | None) -> np.ndarray | None:
     if sources is None:
         return None
-    wanted = set(sources)
-    return np.fromiter((c.get("source") in wanted for c in index.chunks), dtype=bool, count=len(index.chunks))
+    return chunk_sources_mask(index.chunks, set(sources))
 
 
 _owner_cache: OrderedDict[int, tuple[list, dict[int, DocumentText]]] = OrderedDict()

@@ -34,8 +34,10 @@ from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import re2
 
+from .chunk_table import ChunkTable, chunk_sources_mask
 from .chunking import page_at
 from .errors import RagCoreError
 from .query import check_unicode
@@ -402,6 +404,9 @@ class _Corpus:
         if kind == "folded":
             pieces, sep = [_fold_fast(t) for t in self.texts], "\n"
         elif kind == "utf8":
+            if isinstance(self.chunks, ChunkTable):  # already one UTF-8 buffer on disk: no copy
+                buffer, offsets = self.chunks.utf8()
+                return buffer, [int(x) for x in offsets[:-1]], [int(x) for x in offsets[1:]]
             pieces = [t.encode("utf-8", "surrogatepass") for t in self.texts]
             return _join(pieces, b"\n")
         else:  # pragma: no cover - internal
@@ -433,11 +438,12 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def _corpus(chunks: Sequence[dict], texts: list[str]) -> _Corpus:
+def _corpus(chunks: Sequence[dict], texts: Sequence[str]) -> _Corpus:
     key = id(chunks)
     with _cache_lock:
         entry = _cache.get(key)
-        if entry is not None and entry.chunks is chunks and entry.texts == texts:
+        # a ChunkTable is read-only: the same object has the same texts
+        if entry is not None and entry.chunks is chunks and (isinstance(chunks, ChunkTable) or entry.texts == texts):
             _cache.move_to_end(key)
             return entry
         entry = _Corpus(chunks, texts)
@@ -604,9 +610,15 @@ def _scan_regex(corpus: _Corpus, pattern: str, allowed):
 
 
 def _runs(allowed, n: int) -> list[tuple[int, int]]:
-    """``(first, last)`` chunk indices of each run of consecutive chunks to scan."""
+    """``(first, last)`` chunk indices of each run of consecutive chunks to scan.
+
+    ``allowed``: None (all), a boolean array, or a function of the chunk index.
+    """
     if allowed is None:
         return [(0, n - 1)] if n else []
+    if isinstance(allowed, np.ndarray):
+        edges = np.flatnonzero(np.diff(np.concatenate([[False], allowed, [False]]).astype(np.int8)))
+        return [(int(a), int(b) - 1) for a, b in zip(edges[::2], edges[1::2], strict=True)]
     runs: list[tuple[int, int]] = []
     for i in range(n):
         if allowed(i):
@@ -639,7 +651,7 @@ def _scan_re2(corpus: _Corpus, compiled, isolate: bool, allowed):
             j = m.start()
             i = bisect_right(starts, j) - 1
             chunk_start, chunk_end = starts[i], ends[i]
-            pos = chunk_end + 1
+            pos = starts[i + 1] if i + 1 < len(starts) else stop + 1  # the next chunk (texts may abut)
             if m.end() > chunk_end:  # runs past the chunk: look again inside it only
                 m = compiled.search(data, j, chunk_end)
                 if m is None:
@@ -798,13 +810,12 @@ def find_exact(
         _compile_regex(pattern)  # report a bad pattern even when there are no chunks
     if not chunks:
         return []
-    texts = [c.get("text") or "" for c in chunks]
+    texts = _ChunkTexts(chunks) if isinstance(chunks, ChunkTable) else [c.get("text") or "" for c in chunks]
     corpus = _corpus(chunks, texts)
 
     allowed = None
     if sources is not None:
-        wanted = {sources} if isinstance(sources, str) else set(sources)
-        allowed = lambda i: chunks[i].get("source") in wanted  # noqa: E731
+        allowed = chunk_sources_mask(chunks, {sources} if isinstance(sources, str) else set(sources))
 
     hits: list[ExactHit] = []
     seen: set[tuple] = set()  # places already reported, so overlapping chunks count a place once
@@ -825,6 +836,21 @@ def find_exact(
             hits[-1]["truncated"] = True
             break
     return hits
+
+
+class _ChunkTexts(Sequence):
+    """The texts of a :class:`ChunkTable`, read one at a time (never all in memory at once)."""
+
+    def __init__(self, table: ChunkTable):
+        self.table = table
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.table.text(j) for j in range(*i.indices(len(self)))]
+        return self.table.text(i)
 
 
 def _place(chunk: dict, start: int, end: int) -> tuple | None:

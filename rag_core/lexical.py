@@ -76,8 +76,10 @@ class TfidfScorer:
 
     def __init__(self, vectorizer: TfidfVectorizer, matrix: sp.spmatrix):
         self.vectorizer = vectorizer
-        self.matrix = sp.csr_matrix(matrix)
-        self._csc: sp.csc_matrix | None = None
+        # Column-major (posting lists) is what scoring reads: a stored index keeps its matrix
+        # that way, memory-mapped, and is used as it is; a matrix built in memory is converted once.
+        self.matrix = matrix if sp.issparse(matrix) and matrix.format in ("csr", "csc") else sp.csr_matrix(matrix)
+        self._csc: sp.csc_matrix | None = self.matrix if self.matrix.format == "csc" else None
         self._analyzer = None
         self._idf: np.ndarray | None = None
 

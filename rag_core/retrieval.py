@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .chunk_table import chunk_sources_mask
 from .fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from .index import RagIndex
 from .lexical import top_k
@@ -75,8 +76,7 @@ class QueryScores:
 def _source_mask(index: RagIndex, sources: Collection[str] | None) -> np.ndarray | None:
     if not sources:
         return None
-    wanted = set(sources)
-    return np.fromiter((c["source"] in wanted for c in index.chunks), dtype=bool, count=len(index.chunks))
+    return chunk_sources_mask(index.chunks, set(sources))
 
 
 def _masked(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:

@@ -33,11 +33,12 @@ def test_round_trip_gives_the_same_results(saved, worked_example_index):
 
 def test_files_are_explicit_and_never_pickle(saved):
     names = {p.name for p in saved.iterdir()}
-    assert {"manifest.json", "chunks.jsonl", "tfidf_vocabulary.json", "tfidf_idf.npy", "tfidf_matrix.npz",
-            "embeddings.npy", "bm25"} <= names
+    assert {"manifest.json", "chunk_text.bin", "chunk_offsets.npy", "chunk_columns.npy", "chunk_strings.json",
+            "tfidf_vocabulary.json", "tfidf_idf.npy", "tfidf_csc_data.npy", "tfidf_csc_indices.npy",
+            "tfidf_csc_indptr.npy", "embeddings.npy", "bm25"} <= names
     assert not any(p.suffix in {".pkl", ".pickle", ".joblib"} for p in saved.rglob("*"))
     manifest = json.loads((saved / "manifest.json").read_text())
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
     assert manifest["embedding_model"] == "sentence-transformers/all-MiniLM-L6-v2"
     for npy in saved.rglob("*.npy"):
         np.load(npy, allow_pickle=False)  # raises if any array needed pickle
@@ -56,7 +57,8 @@ def test_save_over_an_existing_index_replaces_it(tmp_path, worked_example):
     [
         (lambda f: (f / "manifest.json").write_text("{not json"), "not valid JSON"),
         (lambda f: (f / "tfidf_idf.npy").unlink(), "damaged"),
-        (lambda f: (f / "chunks.jsonl").write_text('{"text": "x", "source": "y"}\n'), "damaged"),
+        (lambda f: (f / "chunk_text.bin").write_bytes(b"x"), "damaged"),
+        (lambda f: (f / "chunk_columns.npy").write_bytes(b"garbage"), "damaged"),
         (lambda f: (f / "embeddings.npy").write_bytes(b"garbage"), "damaged"),
         (lambda f: (f / "manifest.json").unlink(), "no manifest.json"),
         (lambda f: (f / "manifest.json").write_text(json.dumps({"format": "rag_core.index", "format_version": 99})),
@@ -99,3 +101,25 @@ def test_old_format_folder_with_explicit_trust(tmp_path, worked_example_index):
     np.save(folder / "embeddings.npy", worked_example_index.embeddings)
     index = load_index(folder, trust_pickle=True)
     assert search(QUERY, index, rerank=False)[0]["source"] == "gao_wormhole.pdf"
+
+
+def test_indexes_of_format_1_still_load(saved, worked_example_index):
+    """Folders written before chunks and the TF-IDF matrix were stored by column (format 1)."""
+    import scipy.sparse as sp
+
+    manifest = json.loads((saved / "manifest.json").read_text())
+    chunks = list(load_index(saved).chunks)
+    with open(saved / "chunks.jsonl", "w", encoding="utf-8") as handle:
+        for chunk in chunks:
+            handle.write(json.dumps(chunk) + "\n")
+    sp.save_npz(saved / "tfidf_matrix.npz", sp.csr_matrix(worked_example_index.matrix), compressed=False)
+    for name in ("chunk_text.bin", "chunk_offsets.npy", "chunk_columns.npy", "chunk_strings.json",
+                 "chunk_breaks.npy", "chunk_break_offsets.npy", "tfidf_csc_data.npy", "tfidf_csc_indices.npy",
+                 "tfidf_csc_indptr.npy"):
+        (saved / name).unlink()
+    manifest.update(format_version=1)
+    del manifest["files"]
+    (saved / "manifest.json").write_text(json.dumps(manifest))
+    loaded = load_index(saved)
+    assert isinstance(loaded.chunks, list) and loaded.chunks == chunks
+    assert search(QUERY, loaded, rerank=False)[0]["source"] == "gao_wormhole.pdf"

@@ -31,13 +31,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..chunk_table import ChunkTable, write_chunk_table
 from ..errors import IndexFormatError, UnsafeIndexError
 
 if TYPE_CHECKING:
     from ..index import RagIndex
 
 FORMAT_NAME = "rag_core.index"
-FORMAT_VERSION = 1
+# 2: chunks by column (rag_core.chunk_table) and the TF-IDF matrix by column, memory-mapped;
+# 1 (read only): chunks.jsonl and a row-major tfidf_matrix.npz.
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 MANIFEST = "manifest.json"
 LEGACY_FILES = ("vectorizer.pkl", "matrix.pkl")
 VERIFY_MODES = ("full", "size", "none")
@@ -89,13 +93,15 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
     embeddings = None if index.embeddings is None else np.asarray(index.embeddings, dtype=np.float32)
     if embeddings is not None and not np.isfinite(embeddings).all():
         raise ValueError("refusing to save embeddings that hold NaN or infinite values")
-    with open(folder / "chunks.jsonl", "w", encoding="utf-8") as handle:
-        for chunk in index.chunks:
-            handle.write(json.dumps(chunk, ensure_ascii=False) + "\n")
+    write_chunk_table(index.chunks, folder)
     vocabulary, idf = tfidf_state(index.vectorizer)
     (folder / "tfidf_vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False), encoding="utf-8")
     np.save(folder / "tfidf_idf.npy", idf, allow_pickle=False)
-    sp.save_npz(folder / "tfidf_matrix.npz", sp.csr_matrix(index.matrix), compressed=False)
+    # column-major: the posting list of each term, what a query reads (memory-mapped on load)
+    csc = sp.csc_matrix(index.matrix, dtype=np.float32)
+    np.save(folder / "tfidf_csc_data.npy", np.asarray(csc.data, dtype=np.float32), allow_pickle=False)
+    np.save(folder / "tfidf_csc_indices.npy", np.asarray(csc.indices, dtype=np.int32), allow_pickle=False)
+    np.save(folder / "tfidf_csc_indptr.npy", np.asarray(csc.indptr, dtype=np.int64), allow_pickle=False)
     if embeddings is not None:
         np.save(folder / "embeddings.npy", embeddings, allow_pickle=False)
         if index.dense_mask is not None and not bool(np.all(index.dense_mask)):
@@ -114,6 +120,7 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
         "chunk_size": index.chunk_size,
         "overlap": index.overlap,
         "n_features": int(index.matrix.shape[1]),
+        "nnz": int(csc.nnz),
         "files": file_checksums(folder),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
@@ -149,7 +156,7 @@ def read_manifest(folder: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise IndexFormatError(f"{folder} does not hold a rag_core index (manifest format is wrong).")
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise IndexFormatError(
             f"{folder} holds index format version {version!r}; this rag_core reads version "
             f"{FORMAT_VERSION}. Rebuild the index with this version."
@@ -278,13 +285,25 @@ def load_index(
         if problems:
             raise IndexFormatError(f"The index at {folder} is damaged: {'; '.join(problems)}.")
     try:
-        chunks = _load_chunks(folder / "chunks.jsonl")
         vocabulary = json.loads((folder / "tfidf_vocabulary.json").read_text(encoding="utf-8"))
         if not isinstance(vocabulary, dict):
             raise IndexFormatError("tfidf_vocabulary.json is not a term -> column mapping")
         idf = np.load(folder / "tfidf_idf.npy", allow_pickle=False)
         vectorizer = tfidf_from_state(vocabulary, idf)
-        matrix = sp.load_npz(folder / "tfidf_matrix.npz").tocsr()
+        mode = "r" if mmap else None
+        if manifest["format_version"] == 1:
+            chunks = _load_chunks(folder / "chunks.jsonl")
+            matrix = sp.load_npz(folder / "tfidf_matrix.npz").tocsr()
+        else:
+            chunks = ChunkTable(folder, mmap=mmap)
+            data, indices, indptr = (np.load(folder / f"tfidf_csc_{part}.npy", allow_pickle=False, mmap_mode=mode)
+                                     for part in ("data", "indices", "indptr"))
+            if data.dtype != np.float32 or indices.dtype != np.int32 or len(indptr) != len(vocabulary) + 1 \
+                    or len(data) != len(indices) or int(indptr[-1]) != len(data):
+                raise IndexFormatError("the TF-IDF matrix files disagree with each other")
+            if len(indices) and (int(indices.max()) >= len(chunks) or int(indices.min()) < 0):
+                raise IndexFormatError("the TF-IDF matrix points at chunks that do not exist")
+            matrix = sp.csc_matrix((data, indices, indptr), shape=(len(chunks), len(vocabulary)), copy=False)
         embeddings = dense_mask = None
         if manifest.get("has_embeddings"):
             embeddings = np.load(folder / "embeddings.npy", allow_pickle=False, mmap_mode="r" if mmap else None)

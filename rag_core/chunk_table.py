@@ -206,8 +206,8 @@ class ChunkTable(Sequence):
 
 
 def chunk_sources_mask(chunks: Sequence[dict], sources) -> np.ndarray:
-    """Which chunks belong to one of ``sources``, fast for a :class:`ChunkTable`."""
-    if isinstance(chunks, ChunkTable):
+    """Which chunks belong to one of ``sources``, by column where the chunks are stored so."""
+    if hasattr(chunks, "mask_of_sources"):
         return chunks.mask_of_sources(sources)
     wanted = set(sources)
     return np.fromiter((c.get("source") in wanted for c in chunks), dtype=bool, count=len(chunks))

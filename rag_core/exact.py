@@ -810,6 +810,17 @@ def find_exact(
         _compile_regex(pattern)  # report a bad pattern even when there are no chunks
     if not chunks:
         return []
+    if hasattr(chunks, "parts") and hasattr(chunks, "offsets"):  # a segmented index: each segment in turn
+        hits: list[ExactHit] = []
+        for offset, part in zip(chunks.offsets, chunks.parts, strict=False):
+            found = find_exact(pattern, part, mode=mode, max_hits=max_hits - len(hits), context=context,
+                               sources=sources)
+            for hit in found:
+                hit["chunk_index"] += offset
+            hits.extend(found)
+            if len(hits) >= max_hits:
+                break
+        return hits
     texts = _ChunkTexts(chunks) if isinstance(chunks, ChunkTable) else [c.get("text") or "" for c in chunks]
     corpus = _corpus(chunks, texts)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,6 +14,9 @@ from .chunking import chunk_text
 from .dense import DEFAULT_LONG_TEXT, encode_passages, encode_query
 from .lexical import BM25Index, TfidfScorer, fit_tfidf
 from .models import load_bi_encoder
+
+if TYPE_CHECKING:
+    from .ann import AnnIndex
 from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
 
 
@@ -38,6 +42,8 @@ class RagIndex:
     bm25: BM25Index | None = field(default=None, repr=False)
     dense_mask: np.ndarray | None = field(default=None, repr=False)
     encoder: str | None = None
+    ann: AnnIndex | None = field(default=None, repr=False, compare=False)
+    _query_vector: tuple | None = field(default=None, repr=False, compare=False)
     _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
@@ -78,11 +84,49 @@ class RagIndex:
             self.bm25 = BM25Index.build([c["text"] for c in self.chunks])
         return self.bm25.scores(query)
 
+    def query_vector(self, query: str, embedding_model: str | None = None) -> np.ndarray:
+        """The query's embedding, by the model and encoder variant that made the index's vectors
+        (the last one is kept: the searches of one comparison share it)."""
+        key = (query, embedding_model or self.embedding_model, self.encoder)
+        if self._query_vector is not None and self._query_vector[0] == key:
+            return self._query_vector[1]
+        model = load_bi_encoder(embedding_model or self.embedding_model, encoder=self.encoder)
+        vector = encode_query(model, query)
+        self._query_vector = (key, vector)
+        return vector
+
     def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
+        """The cosine of every chunk to the query (an exact product over all vectors)."""
         if self.embeddings is None:
             raise ValueError("this index was built without embeddings (compute_embeddings=False)")
-        model = load_bi_encoder(embedding_model or self.embedding_model, encoder=self.encoder)
-        return self.embeddings @ encode_query(model, query)
+        return self.embeddings @ self.query_vector(query, embedding_model)
+
+    def dense_top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosines)`` of the ``k`` chunks nearest the query, best first, among those with
+        a vector: through the HNSW graph when the index has one, else exactly."""
+        vector = self.query_vector(query)
+        if self.ann is not None:
+            rows, cosines = self.ann.search(vector, k)
+            keep = rows < len(self.chunks)
+            return rows[keep], cosines[keep]
+        scores = self.dense_scores(query)
+        if self.dense_mask is not None:
+            scores = np.where(self.dense_mask, scores, -np.inf)
+        from .lexical import top_k
+
+        rows = top_k(scores, k)
+        rows = rows[np.isfinite(scores[rows])]
+        return rows, scores[rows].astype(np.float32)
+
+    def dense_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        """Exact cosines of the given rows to the query (rows without a vector get NaN)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.embeddings is None or not len(rows):
+            return np.full(len(rows), np.nan, dtype=np.float32)
+        values = (np.asarray(self.embeddings[rows], dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
+        if self.dense_mask is not None:
+            values[~self.dense_mask[rows]] = np.nan
+        return values
 
 
 def embed_chunks(

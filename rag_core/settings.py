@@ -50,6 +50,20 @@ DEFAULT_LONG_TEXT = "truncate"
 MIN_CHUNK_SIZE = 200
 MAX_CHUNK_SIZE = 20_000
 
+# ------------------------------------------------------------------ large indexes
+# From this many chunks an index gets an HNSW graph (rag_core.ann) for the dense stage: an exact
+# product over 100k x 384 float32 took 16-27 ms here, the graph 1-5 ms with recall@10 1.0 on
+# clustered vectors (docs/benchmarks.md, bench_million).
+ANN_MIN_CHUNKS = 50_000
+ANN_CONNECTIVITY = 16
+ANN_EXPANSION_ADD = 64
+ANN_EXPANSION_SEARCH = 128
+# A collection keeps its chunks in segments of at most this many: an ingest into a larger
+# collection adds a segment instead of refitting TF-IDF and BM25 over everything (62 s per 100k
+# chunks here), and small neighbouring segments are merged. Up to this size a collection is one
+# segment, exactly the contract's single TF-IDF matrix over all chunks.
+SEGMENT_MAX_CHUNKS = 100_000
+
 # ------------------------------------------------------------------------ evaluation
 # Chunks read from each method's ranking to fill the top 100 documents: a SciFact or ArguAna
 # document has at most 10 chunks (most have 1-2), so 1,000 chunks always hold 100 documents.

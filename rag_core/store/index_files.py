@@ -33,6 +33,7 @@ import numpy as np
 
 from ..chunk_table import ChunkTable, write_chunk_table
 from ..errors import IndexFormatError, UnsafeIndexError
+from ..settings import ANN_MIN_CHUNKS
 
 if TYPE_CHECKING:
     from ..index import RagIndex
@@ -108,6 +109,14 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
             np.save(folder / "embeddings_mask.npy", np.asarray(index.dense_mask, dtype=bool), allow_pickle=False)
     if index.bm25 is not None:
         index.bm25.save(folder / "bm25")
+    if embeddings is not None and len(embeddings) >= ANN_MIN_CHUNKS:
+        from ..ann import ANN_FILE, AnnIndex
+
+        ann = index.ann
+        if ann is None or len(ann) != (len(embeddings) if index.dense_mask is None else int(index.dense_mask.sum())):
+            rows = None if index.dense_mask is None else np.flatnonzero(index.dense_mask)
+            ann = AnnIndex.build(embeddings, rows=rows)
+        ann.save(folder / ANN_FILE)
     manifest = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
@@ -117,6 +126,7 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
         "encoder": index.encoder,
         "has_embeddings": embeddings is not None,
         "has_bm25": index.bm25 is not None,
+        "has_ann": (folder / "ann.usearch").is_file(),
         "chunk_size": index.chunk_size,
         "overlap": index.overlap,
         "n_features": int(index.matrix.shape[1]),
@@ -316,12 +326,17 @@ def load_index(
                 if dense_mask.dtype != bool or dense_mask.shape != (len(embeddings),):
                     raise IndexFormatError("embeddings_mask.npy does not match embeddings.npy")
         bm25 = BM25Index.load(folder / "bm25", mmap=mmap) if manifest.get("has_bm25") else None
+        ann = None
+        if manifest.get("has_ann") and embeddings is not None:
+            from ..ann import ANN_FILE, AnnIndex
+
+            ann = AnnIndex.load(folder / ANN_FILE, view=mmap)
         index = RagIndex(
             chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
             embedding_model=manifest.get("embedding_model") or "", chunk_size=int(manifest.get("chunk_size", 1200)),
             overlap=int(manifest.get("overlap", 200)), bm25=bm25, dense_mask=dense_mask,
             # indexes saved before variants existed were embedded with torch
-            encoder=manifest.get("encoder") or ("torch" if manifest.get("has_embeddings") else None),
+            encoder=manifest.get("encoder") or ("torch" if manifest.get("has_embeddings") else None), ann=ann,
         )
     except IndexFormatError as exc:
         raise IndexFormatError(f"The index at {folder} is damaged: {exc}") from None

@@ -47,6 +47,7 @@ from .settings import (
     EXTRACT_WORKERS,
     MAX_PDF_BYTES,
     MAX_PDF_PAGES,
+    SEGMENT_MAX_CHUNKS,
 )
 from .store.base import CollectionStore, EmbeddingStatus
 
@@ -673,7 +674,6 @@ def ingest_files(
         with store.writing(name):
             settings = store.read_settings(name)
             documents = store.read_documents(name)
-            index = store.load_index(name)
             known = {d["sha256"]: d["source"] for d in documents}
             taken = {d["source"] for d in documents}
             new_docs, new_chunks, new_files = [], [], {}
@@ -697,7 +697,15 @@ def ingest_files(
                 reason = extraction.reason if source == upload.name else f"{extraction.reason}; stored as {source!r}"
                 slots[n] = FileReport(upload.name, "ok", reason, pages=extraction.n_pages, chunks=len(chunks),
                                       doc_id=doc_id)
-            if new_docs:
+            total = sum(int(d.get("chunks", 0)) for d in documents) + len(new_chunks)
+            if new_docs and hasattr(store, "append") and total > SEGMENT_MAX_CHUNKS:
+                # a large collection: the new chunks go into a segment of their own, nothing is refitted
+                report.version = store.append(name, documents=documents + new_docs, chunks=new_chunks,
+                                              new_files=new_files)
+                report.chunks_added = len(new_chunks)
+                remember_rates(index_s_per_chunk=(time.perf_counter() - t_index) / max(len(new_chunks), 1))
+            elif new_docs:
+                index = store.load_index(name)
                 old_chunks = [] if index is None else list(index.chunks)
                 embeddings = dense_mask = None
                 if index is not None and index.embeddings is not None:

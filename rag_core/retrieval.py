@@ -130,8 +130,12 @@ def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model:
                  sources: Collection[str] | None = None) -> list[DenseRow]:
     """Bi-encoder cosine ranking (``score_type`` "dense_cosine")."""
     scores = QueryScores(index, check_query(query))
-    dense = scores.dense(embedding_model)
-    order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
+    if getattr(index, "ann", None) is not None and not sources and embedding_model in (None, index.embedding_model):
+        order, values = index.dense_top(scores.query, top)  # a large index: through its HNSW graph
+        dense = dict(zip(order.tolist(), values.tolist(), strict=True))
+    else:
+        dense = scores.dense(embedding_model)
+        order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
     cos = scores.tfidf
     rows = [_row(index, i, r, dense[i], "dense_cosine", cos[i]) for r, i in enumerate(order, start=1)]
     coverage = list(index.dense_coverage)
@@ -160,6 +164,7 @@ def pool_candidates(
         order = top_k(_masked(values, mask), pool, positive_only=(name != "dense"))
         if mask is not None:
             order = order[mask[order]]
+        order = order[np.isfinite(values[order])]  # rows without a score (no vector yet) are not in the list
         lists[name] = [int(i) for i in order]
     ranks = {name: {i: r for r, i in enumerate(order, start=1)} for name, order in lists.items()}
     candidates = list(dict.fromkeys(i for order in lists.values() for i in order))
@@ -282,17 +287,32 @@ def search_with_scores(
     if with_bm25:
         first_stage["bm25"] = scores.bm25
     vectors = index.dense_mask  # None: every chunk has its vector
+    graph = getattr(index, "ann", None) is not None and mask is None
     if index.embeddings is not None:
-        dense = scores.dense()
-        # while vectors are still being computed, only chunks that have one are ranked by meaning
-        first_stage["dense"] = dense if vectors is None else np.where(vectors, dense, -np.inf).astype(np.float32)
+        if graph:
+            # a large index: its HNSW graph gives the dense top `pool`; no product over every vector
+            rows, cosines = index.dense_top(query, pool)
+            dense = np.full(len(index.chunks), -np.inf, dtype=np.float32)
+            dense[rows] = cosines
+        else:
+            dense = scores.dense()
+            # while vectors are still being computed, only chunks that have one are ranked by meaning
+            dense = dense if vectors is None else np.where(vectors, dense, -np.inf).astype(np.float32)
+        first_stage["dense"] = dense
     ranks, candidates = pool_candidates(first_stage, pool, mask)
     if not candidates:
         return []
-    if vectors is not None and "dense" in first_stage:
-        # and a candidate without one counts as the pool's least similar in score fusion
-        known = [first_stage["dense"][i] for i in candidates if vectors[i]]
-        first_stage["dense"] = np.where(vectors, first_stage["dense"], min(known, default=0.0)).astype(np.float32)
+    if "dense" in first_stage:
+        dense = first_stage["dense"]
+        unknown = [i for i in candidates if not np.isfinite(dense[i])]
+        if graph and unknown:  # fusion reads every candidate's dense score: exact ones for the lexical finds
+            dense[unknown] = index.dense_at(query, np.asarray(unknown))
+            unknown = [i for i in candidates if not np.isfinite(dense[i])]
+        if unknown:
+            # a candidate without a vector counts as the pool's least similar in score fusion
+            known = [dense[i] for i in candidates if np.isfinite(dense[i])]
+            dense[unknown] = min(known, default=0.0)
+            first_stage["dense"] = dense
 
     status = cross_encoder_status(cross_encoder_model)
     if status.reranker is not None:

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .chunk_table import chunk_sources_mask
-from .index import RagIndex
+
+if TYPE_CHECKING:
+    from .index import RagIndex
 
 
 class ConcatChunks(Sequence):

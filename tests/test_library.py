@@ -225,21 +225,38 @@ def test_uploads_are_name_and_bytes_pairs(library, pdf_dir):
 
 
 def test_old_format_collections_still_load(library, pdf_dir):
-    """Collections written before checksums (format 1: documents.json, no version.json) load."""
-    library.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
-    folder = library.root / "collections" / "c" / "versions" / library.version("c")
+    """Collections written before segments and checksums (documents.json and the index files of
+    format 1 in the version folder, no version.json) load, and take new documents."""
     import json
+    import shutil
 
+    import scipy.sparse as sp
+
+    library.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
+    collection = library.root / "collections" / "c"
+    folder = collection / "versions" / library.version("c")
     record = json.loads((folder / "version.json").read_text())
-    (folder / "documents.json").write_text(json.dumps(record["documents"]))
-    (folder / "version.json").unlink()
-    manifest = json.loads((folder / "manifest.json").read_text())
+    index = library.load_index("c")
+    segment = collection / "segments" / record["segments"][0]["id"]
+    for name in ("tfidf_vocabulary.json", "tfidf_idf.npy"):
+        shutil.copy(segment / name, folder / name)
+    shutil.copytree(segment / "bm25", folder / "bm25")
+    with open(folder / "chunks.jsonl", "w", encoding="utf-8") as handle:
+        for chunk in index.chunks:
+            handle.write(json.dumps(chunk) + "\n")
+    sp.save_npz(folder / "tfidf_matrix.npz", sp.csr_matrix(index.matrix), compressed=False)
+    manifest = json.loads((segment / "manifest.json").read_text())
+    manifest.update(format_version=1)
     del manifest["files"]
     (folder / "manifest.json").write_text(json.dumps(manifest))
+    (folder / "documents.json").write_text(json.dumps(record["documents"]))
+    (folder / "version.json").unlink()
+    shutil.rmtree(collection / "segments")
     assert library.info("c").documents == 1
     assert len(library.load_index("c").chunks) == library.info("c").chunks
+    assert search("custom font", library.load_index("c"), rerank=False)[0]["source"] == OTHER
     library.add_pdfs("c", [pdf_dir / SMALL], compute_embeddings=False)  # and take new documents
-    assert library.info("c").documents == 2
+    assert library.info("c").documents == 2 and library.check("c").ok
 
 
 KILLER = textwrap.dedent("""

@@ -47,6 +47,12 @@ def collection(library: Library, name: str = "c") -> Path:
     return library.root / "collections" / name
 
 
+def live_segment(library: Library, name: str = "c") -> Path:
+    """The (first) segment folder of the live version: where its index files are."""
+    record = json.loads((collection(library, name) / "versions" / library.version(name) / "version.json").read_text())
+    return collection(library, name) / "segments" / record["segments"][0]["id"]
+
+
 def stored_files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
                   if p.is_file() and p.name not in (".lock", ".embed.lock") and "vectors" not in p.parts)
@@ -146,7 +152,7 @@ def test_missing_or_empty_current_is_recovered_not_lost(copy, pdf_dir):
 
 def test_a_missing_manifest_is_reported_and_ingest_refuses(copy, pdf_dir):
     version = copy.version("c")
-    (collection(copy) / "versions" / version / "manifest.json").unlink()
+    (live_segment(copy) / "manifest.json").unlink()
     with pytest.raises(CollectionError, match=r"manifest\.json"):
         copy.load_index("c")
     with pytest.raises(CollectionError, match="check-store"):
@@ -159,7 +165,7 @@ def test_a_missing_manifest_is_reported_and_ingest_refuses(copy, pdf_dir):
 
 @pytest.mark.parametrize("what", ["nan", "altered"])
 def test_altered_embeddings_are_reported_not_searched(copy, what):
-    path = collection(copy) / "versions" / copy.version("c") / "embeddings.npy"
+    path = live_segment(copy) / "embeddings.npy"
     array = np.load(path)
     array[3, 5] = np.nan if what == "nan" else array[3, 5] + 0.5
     np.save(path, array)

@@ -169,6 +169,28 @@ def vector_key(texts: Sequence[str], model_key: str) -> str:
     return digest.hexdigest()[:32]
 
 
+def document_rows(chunks: Sequence[dict]) -> dict[str, np.ndarray]:
+    """The rows of each document (by ``doc_id``, else ``source``), in order; by column where
+    the chunks are stored so (a dict per chunk would cost seconds at a million chunks)."""
+    if hasattr(chunks, "column") and hasattr(chunks, "strings"):
+        ids = np.asarray(chunks.column("doc_id"))
+        names = chunks.strings("doc_id")
+        if (ids >= 0).all():
+            keys = np.asarray(names, dtype=object)[ids] if len(ids) else np.zeros(0, dtype=object)
+        else:
+            sources = np.asarray(chunks.strings("source"), dtype=object)[np.asarray(chunks.column("source"))]
+            keys = np.where(ids >= 0, np.asarray([*names, ""], dtype=object)[ids], sources)
+    else:
+        keys = np.asarray([c.get("doc_id") or c["source"] for c in chunks], dtype=object)
+    if not len(keys):
+        return {}
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    edges = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    return {str(group[0]): rows for group, rows in zip(np.split(sorted_keys, edges), np.split(order, edges),
+                                                        strict=True)}
+
+
 def document_texts(chunks: Sequence[dict], doc_id: str) -> list[str]:
     return [c["text"] for c in chunks if c.get("doc_id") == doc_id]
 
@@ -180,15 +202,15 @@ def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_k
     if index.embeddings is not None and index.dense_mask is None:
         return []
     missing = np.ones(len(index.chunks), dtype=bool) if index.embeddings is None else ~index.dense_mask
-    by_doc: dict[str, list[str]] = {}
-    for i in np.flatnonzero(missing):
-        chunk = index.chunks[int(i)]
-        by_doc.setdefault(chunk.get("doc_id") or chunk["source"], []).append(chunk["text"])
+    rows_of = document_rows(index.chunks)
+    text_of = getattr(index.chunks, "text", None) or (lambda i: index.chunks[i]["text"])
     out = []
     for doc in documents:
-        if doc["doc_id"] in by_doc:
-            texts = document_texts(index.chunks, doc["doc_id"])
-            out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, model_key), tuple(texts)))
+        rows = rows_of.get(doc["doc_id"])
+        if rows is None or not missing[rows].any():
+            continue
+        texts = [text_of(int(i)) for i in rows]
+        out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, model_key), tuple(texts)))
     return out
 
 

@@ -49,7 +49,15 @@ from ..errors import (
     CollectionNotFoundError,
     IndexFormatError,
 )
-from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL, DEFAULT_LONG_TEXT
+from ..segments import SegmentedIndex
+from ..settings import (
+    ANN_MIN_CHUNKS,
+    CHUNK_OVERLAP_CHARS,
+    CHUNK_SIZE_CHARS,
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_LONG_TEXT,
+    SEGMENT_MAX_CHUNKS,
+)
 from .base import (
     COLLECTION_FORMAT,
     CheckReport,
@@ -57,6 +65,7 @@ from .base import (
     EmbeddingStatus,
     PendingDocument,
     check_data_key,
+    document_rows,
     pending_documents,
     same_name,
     validate_collection_name,
@@ -88,6 +97,8 @@ STALE_TEMP_S = 60
 # An embedder that has not reported for this long is gone (killed, machine restarted).
 EMBEDDER_SILENT_S = 30
 _VERSION_RE = re.compile(r"v\d{6}")
+_SEGMENT_RE = re.compile(r"s\d{6}")
+SEGMENTS_DIR = "segments"
 _VECTOR_RE = re.compile(r"[0-9a-f]{32}\.npy")
 _RETRIES = 3
 
@@ -180,6 +191,97 @@ def _pid_alive(pid) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _rows(array: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
+    return None if array is None else np.asarray(array[a:b])
+
+
+def _segment_bounds(chunks: Sequence[dict]) -> list[tuple[int, int]]:
+    """``(start, end)`` of the segments ``chunks`` is cut into: at most SEGMENT_MAX_CHUNKS each,
+    cut between documents (a document longer than that has a segment to itself)."""
+    n = len(chunks)
+    if n <= SEGMENT_MAX_CHUNKS:
+        return [(0, n)] if n else []
+    bounds, start = [], 0
+    last_cut = 0
+    for i in range(1, n + 1):
+        boundary = i == n or chunks[i].get("doc_id") != chunks[i - 1].get("doc_id")
+        if boundary:
+            if i - start > SEGMENT_MAX_CHUNKS and last_cut > start:
+                bounds.append((start, last_cut))
+                start = last_cut
+            last_cut = i
+    bounds.append((start, n))
+    return bounds
+
+
+def _stored_dense(folder: Path) -> int:
+    """How many rows of a stored index folder have a vector."""
+    if not (folder / "embeddings.npy").is_file():
+        return 0
+    mask = folder / "embeddings_mask.npy"
+    if mask.is_file():
+        return int(np.count_nonzero(np.load(mask, allow_pickle=False)))
+    return int(np.load(folder / "embeddings.npy", mmap_mode="r", allow_pickle=False).shape[0])
+
+
+def _link_with_vectors(source: Path, target: Path, vectors_of: RagIndex | None) -> tuple[int, int]:
+    """Link the chunk and lexical files of index folder ``source`` into ``target``, write the
+    vectors of ``vectors_of`` (or link the stored ones) and a manifest; ``(chunks, with vector)``."""
+    from ..ann import ANN_FILE, AnnIndex
+
+    manifest = read_manifest(source)
+    skip = {MANIFEST, VERSION_FILE, "documents.json"}
+    if vectors_of is not None:  # the vectors (and their graph) are written anew
+        skip |= {"embeddings.npy", "embeddings_mask.npy", ANN_FILE}
+    for item in source.rglob("*"):
+        rel = item.relative_to(source)
+        if rel.as_posix() in skip:
+            continue
+        destination = target / rel
+        if item.is_dir():
+            destination.mkdir(parents=True, exist_ok=True)
+        else:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(item, destination)
+            except OSError:
+                shutil.copy2(item, destination)
+    files = {k: v for k, v in (manifest.get("files") or {}).items() if (target / k).is_file()}
+    n = int(manifest.get("n_chunks", 0))
+    dense = _stored_dense(target)
+    if vectors_of is not None and vectors_of.embeddings is not None:
+        embeddings = np.asarray(vectors_of.embeddings, dtype=np.float32)
+        np.save(target / "embeddings.npy", embeddings, allow_pickle=False)
+        added = ["embeddings.npy"]
+        if vectors_of.dense_mask is not None:
+            np.save(target / "embeddings_mask.npy", vectors_of.dense_mask, allow_pickle=False)
+            added.append("embeddings_mask.npy")
+        if len(embeddings) >= ANN_MIN_CHUNKS:
+            rows = None if vectors_of.dense_mask is None else np.flatnonzero(vectors_of.dense_mask)
+            AnnIndex.build(embeddings, rows=rows).save(target / ANN_FILE)
+            added.append(ANN_FILE)
+        for rel in added:
+            files[rel] = {"bytes": (target / rel).stat().st_size, "sha256": file_digest(target / rel)}
+        manifest.update(has_embeddings=True, embedding_dim=int(embeddings.shape[1]),
+                        has_ann=(target / ANN_FILE).is_file())
+        dense = vectors_of.dense_coverage[0]
+    manifest["files"] = files
+    (target / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+    return n, dense
+
+
+# Manifest digests checked in this process: (path, inode, size, mtime) -> sha256.
+_manifest_digests: dict[tuple, str] = {}
+
+
+def _checked_manifest_digest(folder: Path) -> str:
+    info = (folder / MANIFEST).stat()
+    key = (str(folder), info.st_ino, info.st_size, info.st_mtime_ns)
+    if key not in _manifest_digests:
+        _manifest_digests[key] = file_digest(folder / MANIFEST)
+    return _manifest_digests[key]
 
 
 class _Resolved:
@@ -405,6 +507,20 @@ class FolderStore(CollectionStore):
                     raise
         raise AssertionError("unreachable")
 
+    def _version_segments(self, path: Path, folder: Path, record: dict) -> list[tuple[Path, dict]]:
+        """``(index folder, segment record)`` of each segment of a version, in order.
+
+        A version of the older layout (index files in the version folder) is its own one segment.
+        """
+        segments = record.get("segments")
+        if segments is None:
+            return [(folder, {"id": None})] if (folder / MANIFEST).is_file() else []
+        if not isinstance(segments, list) or not all(
+                isinstance(seg, dict) and isinstance(seg.get("id"), str) and _SEGMENT_RE.fullmatch(seg["id"])
+                for seg in segments):
+            raise damaged(path.name, f"{folder.name}/{VERSION_FILE} has a malformed segment list")
+        return [(path / SEGMENTS_DIR / seg["id"], seg) for seg in segments]
+
     def load_index(self, name: str) -> RagIndex | None:
         for attempt in range(_RETRIES):
             resolved = self._resolve(name)
@@ -412,11 +528,18 @@ class FolderStore(CollectionStore):
                 return None
             try:
                 record = self._version_record(resolved.path.name, resolved.folder)
-                if not record["documents"] and not (resolved.folder / MANIFEST).is_file():
+                segments = self._version_segments(resolved.path, resolved.folder, record)
+                if not segments:
                     return None
-                index = load_index(resolved.folder, verify="full")
-                return self._with_written_vectors(resolved.path, index, record)
-            except (CollectionError, IndexFormatError, OSError) as exc:
+                parts = []
+                for folder, info in segments:
+                    expected = info.get("manifest_sha256")
+                    if expected and _checked_manifest_digest(folder) != expected:
+                        raise IndexFormatError(f"{folder.name}/{MANIFEST} was altered after it was written")
+                    parts.append(load_index(folder, verify="full"))
+                parts = self._with_written_vectors(resolved.path, parts, record)
+                return parts[0] if len(parts) == 1 else SegmentedIndex(parts)
+            except (CollectionError, IndexFormatError, OSError, ValueError) as exc:
                 if self._resolve(name).version != resolved.version and attempt < _RETRIES - 1:
                     continue  # a commit replaced the version while we read it: read the new one
                 raise self._damage(resolved, exc) from None
@@ -428,18 +551,26 @@ class FolderStore(CollectionStore):
             return exc
         problems = []
         try:
-            problems = verify_index_files(resolved.folder, full=True)
-        except (IndexFormatError, OSError) as inner:
+            record = self._version_record(resolved.path.name, resolved.folder)
+            for folder, _ in self._version_segments(resolved.path, resolved.folder, record):
+                problems += [f"{folder.name}: {p}" if folder != resolved.folder else p
+                             for p in verify_index_files(folder, full=True)]
+        except (CollectionError, IndexFormatError, OSError) as inner:
             problems = [str(inner)]
         detail = "; ".join(problems) or str(exc)
         return damaged(resolved.path.name, f"version {resolved.version}: {detail}")
 
-    def _with_written_vectors(self, path: Path, index: RagIndex, record: dict) -> RagIndex:
+    def _with_written_vectors(self, path: Path, parts: list[RagIndex], record: dict) -> list[RagIndex]:
         """Fill rows still missing a vector from vector files written since the commit."""
-        if index.embeddings is not None and index.dense_mask is None:
-            return index
+        if all(p.embeddings is not None and p.dense_mask is None for p in parts):
+            return parts
         settings = record.get("settings") or self.read_settings(path.name)
-        pending = pending_documents(index, record["documents"], model_key(settings))
+        key = model_key({**self.read_settings(path.name), **settings})
+        return [part if part.embeddings is not None and part.dense_mask is None
+                else self._overlay(path, part, record["documents"], key) for part in parts]
+
+    def _overlay(self, path: Path, index: RagIndex, documents: list[dict], key: str) -> RagIndex:
+        pending = pending_documents(index, documents, key)
         found = [(p, path / "vectors" / f"{p.key}.npy") for p in pending]
         found = [(p, f) for p, f in found if f.is_file()]
         if not found:
@@ -462,16 +593,13 @@ class FolderStore(CollectionStore):
         embeddings = np.zeros((n, dim), dtype=np.float32) if index.embeddings is None else np.array(index.embeddings)
         mask = np.zeros(n, dtype=bool) if index.embeddings is None else (
             np.ones(n, dtype=bool) if index.dense_mask is None else index.dense_mask.copy())
-        position: dict[str, int] = {}
-        for i, chunk in enumerate(index.chunks):
-            doc = chunk.get("doc_id")
-            if doc in vectors_by_doc:
-                k = position.get(doc, 0)
-                embeddings[i] = vectors_by_doc[doc][k]
-                mask[i] = True
-                position[doc] = k + 1
+        for doc_id, rows in document_rows(index.chunks).items():
+            if doc_id in vectors_by_doc:
+                embeddings[rows] = vectors_by_doc[doc_id]
+                mask[rows] = True
         index.embeddings = embeddings
         index.dense_mask = None if mask.all() else mask
+        index.ann = None  # the graph holds the vectors of the commit only: search exactly until folded in
         return index
 
     def index_token(self, name: str) -> str:
@@ -515,7 +643,7 @@ class FolderStore(CollectionStore):
         """Remove what writers that died left behind (the caller holds the writer lock)."""
         removed = []
         now = time.time()
-        for folder in (path, path / "files", path / "versions", path / "data"):
+        for folder in (path, path / "files", path / "versions", path / "data", path / SEGMENTS_DIR):
             if not folder.is_dir():
                 continue
             for item in folder.iterdir():
@@ -538,6 +666,14 @@ class FolderStore(CollectionStore):
         write_json_atomic(path / SETTINGS_FILE, {**settings, "format": COLLECTION_FORMAT,
                                                  "format_version": COLLECTION_FORMAT_VERSION, "name": path.name})
 
+    def _store_files(self, path: Path, new_files: dict[str, bytes]) -> None:
+        files = path / "files"
+        files.mkdir(exist_ok=True)
+        for sha, data in new_files.items():
+            target = files / f"{sha}.pdf"
+            if not (target.is_file() and target.stat().st_size == len(data)):
+                write_bytes_atomic(target, data)
+
     def commit(
         self,
         name: str,
@@ -549,19 +685,78 @@ class FolderStore(CollectionStore):
         new_files: dict[str, bytes],
         dropped_files: Sequence[str] = (),
     ) -> str:
+        """A new version holding exactly ``chunks`` (in segments of at most SEGMENT_MAX_CHUNKS)."""
         path = self._existing(name)
         settings = self.read_settings(name)
-        files = path / "files"
-        files.mkdir(exist_ok=True)
-        for sha, data in new_files.items():
-            target = files / f"{sha}.pdf"
-            if not (target.is_file() and target.stat().st_size == len(data)):
-                write_bytes_atomic(target, data)
+        self._store_files(path, new_files)
+        segments = [self._write_segment(path, settings, chunks[a:b], _rows(embeddings, a, b), _rows(dense_mask, a, b))
+                    for a, b in _segment_bounds(chunks)]
+        return self._write_version(path, settings, documents, segments)
 
-        def write(staging: Path) -> None:
-            from ..index import build_index_from_chunks
+    def append(
+        self,
+        name: str,
+        *,
+        documents: list[dict],
+        chunks: list[dict],
+        embeddings: np.ndarray | None = None,
+        dense_mask: np.ndarray | None = None,
+        new_files: dict[str, bytes],
+    ) -> str:
+        """A new version: the live one's segments plus ``chunks`` in new ones (writer lock held).
 
-            if chunks:
+        Nothing already stored is refitted; afterwards the tail segments are merged while two
+        of them together stay within SEGMENT_MAX_CHUNKS.
+        """
+        path = self._existing(name)
+        settings = self.read_settings(name)
+        self._store_files(path, new_files)
+        resolved = self._resolve(name)
+        segments: list[dict] = []
+        if resolved.folder is not None:
+            record = self._version_record(path.name, resolved.folder)
+            for folder, info in self._version_segments(path, resolved.folder, record):
+                segments.append(info if info.get("id") else self._adopt_legacy(path, folder, settings))
+        segments += [self._write_segment(path, settings, chunks[a:b], _rows(embeddings, a, b),
+                                         _rows(dense_mask, a, b)) for a, b in _segment_bounds(chunks)]
+        segments = self._merge_tail(path, settings, segments)
+        return self._write_version(path, settings, documents, segments)
+
+    def _merge_tail(self, path: Path, settings: dict, segments: list[dict]) -> list[dict]:
+        while len(segments) >= 2 and segments[-1]["n_chunks"] + segments[-2]["n_chunks"] <= SEGMENT_MAX_CHUNKS:
+            parts = [load_index(path / SEGMENTS_DIR / seg["id"], verify="full") for seg in segments[-2:]]
+            chunks = [c for part in parts for c in part.chunks]
+            dim = next((p.embeddings.shape[1] for p in parts if p.embeddings is not None), None)
+            embeddings = mask = None
+            if dim is not None:
+                embeddings = np.concatenate([np.asarray(p.embeddings, dtype=np.float32) if p.embeddings is not None
+                                             else np.zeros((len(p.chunks), dim), np.float32) for p in parts])
+                mask = np.concatenate([np.zeros(len(p.chunks), bool) if p.embeddings is None else (
+                    np.ones(len(p.chunks), bool) if p.dense_mask is None else p.dense_mask) for p in parts])
+            segments[-2:] = [self._write_segment(path, settings, chunks, embeddings, mask)]
+        return segments
+
+    def _adopt_legacy(self, path: Path, folder: Path, settings: dict) -> dict:
+        """A version folder of the older layout, copied (by links) into a segment of its own."""
+        return self._write_segment(path, settings, None, None, None, lexical_from=folder)
+
+    def _write_segment(self, path: Path, settings: dict, chunks: list[dict] | None, embeddings: np.ndarray | None,
+                       dense_mask: np.ndarray | None, *, lexical_from: Path | None = None,
+                       vectors_of: RagIndex | None = None) -> dict:
+        """Write an immutable segment folder and return its record (writer lock held).
+
+        With ``lexical_from``, the chunk and lexical files of that index folder are linked,
+        not rebuilt, and ``vectors_of`` gives the vectors (the fold-in of vectors computed behind).
+        """
+        from ..index import build_index_from_chunks
+
+        folder = path / SEGMENTS_DIR
+        folder.mkdir(exist_ok=True)
+        numbers = [int(p.name[1:]) for p in folder.iterdir() if _SEGMENT_RE.fullmatch(p.name)]
+        segment = f"s{max(numbers, default=0) + 1:06d}"
+        staging = Path(tempfile.mkdtemp(prefix=f".{segment}-", dir=folder))
+        try:
+            if lexical_from is None:
                 index = build_index_from_chunks(
                     chunks, embedding_model=settings["embedding_model"], embeddings=embeddings,
                     compute_embeddings=False, chunk_size=settings["chunk_size"], overlap=settings["overlap"],
@@ -569,13 +764,19 @@ class FolderStore(CollectionStore):
                 index.dense_mask = None if dense_mask is None or bool(np.all(dense_mask)) else dense_mask
                 index.encoder = settings["encoder"]
                 write_index_files(index, staging)
+                n_chunks, dense = len(index.chunks), index.dense_coverage[0]
+            else:
+                n_chunks, dense = _link_with_vectors(lexical_from, staging, vectors_of)
+            fsync_tree(staging)
+            os.rename(staging, folder / segment)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return {"id": segment, "n_chunks": n_chunks, "dense_chunks": dense,
+                "manifest_sha256": file_digest(folder / segment / MANIFEST)}
 
-        dense_chunks = 0 if embeddings is None else (
-            len(chunks) if dense_mask is None else int(np.count_nonzero(dense_mask)))
-        return self._write_version(path, settings, documents, write, dense_chunks=dense_chunks)
-
-    def _write_version(self, path: Path, settings: dict, documents: list[dict], write, *, dense_chunks: int) -> str:
-        """Write a complete version with ``write(staging)`` and make it live (writer lock held)."""
+    def _write_version(self, path: Path, settings: dict, documents: list[dict], segments: list[dict]) -> str:
+        """Write a version record naming ``segments`` and make it live (writer lock held)."""
         versions = path / "versions"
         versions.mkdir(exist_ok=True)
         numbers = [int(p.name[1:]) for p in versions.iterdir() if _VERSION_RE.fullmatch(p.name)]
@@ -586,17 +787,14 @@ class FolderStore(CollectionStore):
             parent = None
         staging = Path(tempfile.mkdtemp(prefix=f".{version}-", dir=versions))
         try:
-            write(staging)
-            manifest = staging / MANIFEST
             record = {
-                "format": VERSION_FORMAT, "format_version": 2, "version": version, "parent": parent,
+                "format": VERSION_FORMAT, "format_version": 3, "version": version, "parent": parent,
                 "created": time.time(),
                 "settings": {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model", "encoder",
                                                       "created")},
                 "documents": documents, "n_chunks": sum(int(d.get("chunks", 0)) for d in documents),
-                "dense_chunks": int(dense_chunks),
-                "index_manifest": None if not manifest.is_file() else {
-                    "bytes": manifest.stat().st_size, "sha256": file_digest(manifest)},
+                "dense_chunks": sum(int(seg["dense_chunks"]) for seg in segments),
+                "segments": segments,
             }
             write_json_atomic(staging / VERSION_FILE, record)
             fsync_tree(staging)
@@ -611,8 +809,8 @@ class FolderStore(CollectionStore):
         return version
 
     def _prune(self, path: Path, current: str, parent: str | None) -> None:
-        """Drop versions past their grace period, and original files no kept version has needed
-        for as long (a removed document's file stays while a kept version still lists it)."""
+        """Drop versions past their grace period, the segments no kept version names, and
+        original files no kept version has needed for as long."""
         versions = path / "versions"
         now = time.time()
         kept: list[Path] = []
@@ -631,11 +829,17 @@ class FolderStore(CollectionStore):
             else:
                 shutil.rmtree(folder, ignore_errors=True)
         needed: set[str] = set()
+        segments: set[str] = set()
         for folder in kept:
             try:
-                needed.update(d["sha256"] for d in self._version_record(path.name, folder)["documents"])
+                record = self._version_record(path.name, folder)
+                needed.update(d["sha256"] for d in record["documents"])
+                segments.update(info["id"] for _, info in self._version_segments(path, folder, record) if info["id"])
             except (CollectionError, OSError):
-                return  # cannot tell what an unreadable version needs: keep every file
+                return  # cannot tell what an unreadable version needs: keep everything
+        for item in (path / SEGMENTS_DIR).iterdir() if (path / SEGMENTS_DIR).is_dir() else []:
+            if _SEGMENT_RE.fullmatch(item.name) and item.name not in segments:
+                shutil.rmtree(item, ignore_errors=True)
         files = path / "files"
         if files.is_dir():
             for item in files.glob("*.pdf"):
@@ -650,10 +854,11 @@ class FolderStore(CollectionStore):
         index = self.load_index(name)
         if index is None:
             return []
-        resolved = self._resolve(name)
-        record = self._version_record(resolved.path.name, resolved.folder)
-        pending = pending_documents(index, record["documents"], model_key(self.read_settings(name)))
-        return pending
+        documents = self.read_documents(name)
+        key = model_key(self.read_settings(name))
+        parts = index.parts if isinstance(index, SegmentedIndex) else [index]
+        return [p for part in parts if part.embeddings is None or part.dense_mask is not None
+                for p in pending_documents(part, documents, key)]
 
     def write_vectors(self, name: str, key: str, vectors: np.ndarray) -> None:
         if not re.fullmatch(r"[0-9a-f]{32}", key):
@@ -670,49 +875,27 @@ class FolderStore(CollectionStore):
             resolved = self._resolve(name)
             if resolved.folder is None:
                 return None
-            index = self.load_index(name)
-            if index is None or index.embeddings is None:
-                return None
-            before = resolved.folder / "embeddings_mask.npy"
-            had = 0 if not (resolved.folder / "embeddings.npy").is_file() else (
-                int(np.count_nonzero(np.load(before))) if before.is_file() else len(index.chunks))
-            if index.dense_coverage[0] <= had:
-                return None
             record = self._version_record(resolved.path.name, resolved.folder)
+            segments = self._version_segments(resolved.path, resolved.folder, record)
+            index = self.load_index(name)
+            if index is None:
+                return None
+            parts = index.parts if isinstance(index, SegmentedIndex) else [index]
             settings = self.read_settings(name)
-            old_folder = resolved.folder
-
-            def write(staging: Path) -> None:
-                # The lexical files do not change: link them; write the vectors and a new manifest.
-                manifest = read_manifest(old_folder)
-                for item in old_folder.rglob("*"):
-                    rel = item.relative_to(old_folder)
-                    if rel.as_posix() in (MANIFEST, VERSION_FILE, "embeddings.npy", "embeddings_mask.npy"):
-                        continue
-                    target = staging / rel
-                    if item.is_dir():
-                        target.mkdir(parents=True, exist_ok=True)
-                    else:
-                        target.parent.mkdir(parents=True, exist_ok=True)
-                        try:
-                            os.link(item, target)
-                        except OSError:
-                            shutil.copy2(item, target)
-                np.save(staging / "embeddings.npy", np.asarray(index.embeddings, dtype=np.float32),
-                        allow_pickle=False)
-                files = {k: v for k, v in (manifest.get("files") or {}).items()
-                         if k not in ("embeddings.npy", "embeddings_mask.npy")}
-                added = ["embeddings.npy"]
-                if index.dense_mask is not None:
-                    np.save(staging / "embeddings_mask.npy", index.dense_mask, allow_pickle=False)
-                    added.append("embeddings_mask.npy")
-                for rel in added:
-                    files[rel] = {"bytes": (staging / rel).stat().st_size, "sha256": file_digest(staging / rel)}
-                manifest.update(files=files, has_embeddings=True, embedding_dim=int(index.embeddings.shape[1]))
-                (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-
-            version = self._write_version(resolved.path, settings, record["documents"], write,
-                                          dense_chunks=index.dense_coverage[0])
+            changed = False
+            new_segments = []
+            for (folder, info), part in zip(segments, parts, strict=True):
+                stored = int(info.get("dense_chunks", -1)) if info.get("id") else _stored_dense(folder)
+                if part.embeddings is None or part.dense_coverage[0] <= stored:
+                    new_segments.append(info if info.get("id") else self._adopt_legacy(resolved.path, folder,
+                                                                                       settings))
+                    continue
+                changed = True
+                new_segments.append(self._write_segment(resolved.path, settings, None, None, None,
+                                                        lexical_from=folder, vectors_of=part))
+            if not changed:
+                return None
+            version = self._write_version(resolved.path, settings, record["documents"], new_segments)
             self._drop_folded_vectors(resolved.path)
             return version
 
@@ -918,7 +1101,8 @@ class FolderStore(CollectionStore):
                 self.read_data(name, key)
             except CollectionError:
                 problem(f"data/{key}.json is not valid JSON (the relevance lab's {key.split('/')[0]})")
-        leftovers = [p for folder in (path, path / "files", path / "versions", path / "data") if folder.is_dir()
+        leftovers = [p for folder in (path, path / "files", path / "versions", path / "data", path / SEGMENTS_DIR)
+                     if folder.is_dir()
                      for p in folder.iterdir() if p.name.startswith(".") and p.name not in (".lock", ".embed.lock")]
         if leftovers:
             problem(f"{len(leftovers)} temporary file(s) left by interrupted writes")
@@ -928,25 +1112,36 @@ class FolderStore(CollectionStore):
         return report
 
     def _check_version(self, name: str, folder: Path) -> list[str]:
+        path = folder.parent.parent
         try:
             record = self._version_record(name, folder)
+            segments = self._version_segments(path, folder, record)
         except CollectionError as exc:
             return [str(exc)]
-        if not record["documents"] and not (folder / MANIFEST).is_file():
-            return []
-        try:
-            manifest = read_manifest(folder)
-        except (IndexFormatError, OSError) as exc:
-            return [str(exc)]
-        expected = record.get("index_manifest")
-        if isinstance(expected, dict) and file_digest(folder / MANIFEST) != expected.get("sha256"):
-            return ["manifest.json was altered after it was written"]
-        problems = verify_index_files(folder, full=True, manifest=manifest)
-        if not problems:
+        if not segments:
+            return [] if not record["documents"] else ["its documents have no index"]
+        problems: list[str] = []
+        for index_folder, info in segments:
+            label = f"segment {info['id']}: " if info.get("id") else ""
             try:
-                load_index(folder, verify="full")
-            except IndexFormatError as exc:
-                problems.append(str(exc))
+                manifest = read_manifest(index_folder)
+            except (IndexFormatError, OSError) as exc:
+                problems.append(f"{label}{exc}")
+                continue
+            expected = info.get("manifest_sha256") or (record.get("index_manifest") or {}).get("sha256")
+            if expected and file_digest(index_folder / MANIFEST) != expected:
+                problems.append(f"{label}manifest.json was altered after it was written")
+                continue
+            found = verify_index_files(index_folder, full=True, manifest=manifest)
+            if not found:
+                try:
+                    load_index(index_folder, verify="full")
+                except IndexFormatError as exc:
+                    found.append(str(exc))
+            problems += [f"{label}{p}" for p in found]
+        if not problems and sum(int(d.get("chunks", 0)) for d in record["documents"]) != sum(
+                int(read_manifest(f).get("n_chunks", -1)) for f, _ in segments):
+            problems.append("its documents and its index disagree on the number of chunks")
         return problems
 
     def _settings_from_versions(self, path: Path, good: list[str]) -> dict:

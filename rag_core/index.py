@@ -17,7 +17,7 @@ from .models import load_bi_encoder
 
 if TYPE_CHECKING:
     from .ann import AnnIndex
-from .settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+from .settings import ANN_OVERFETCH, CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
 
 
 @dataclass
@@ -106,9 +106,15 @@ class RagIndex:
         a vector: through the HNSW graph when the index has one, else exactly."""
         vector = self.query_vector(query)
         if self.ann is not None:
-            rows, cosines = self.ann.search(vector, k)
-            keep = rows < len(self.chunks)
-            return rows[keep], cosines[keep]
+            # the graph proposes a few more than asked; exact cosines (float32, not the graph's
+            # float16 copies) order them, which near-duplicate passages need
+            rows, _ = self.ann.search(vector, max(2 * int(k), ANN_OVERFETCH))
+            rows = rows[(rows >= 0) & (rows < len(self.chunks))]
+            cosines = self.dense_at(query, rows)
+            keep = np.isfinite(cosines)
+            rows, cosines = rows[keep], cosines[keep]
+            order = np.lexsort((rows, -cosines))[: int(k)]
+            return rows[order], cosines[order]
         scores = self.dense_scores(query)
         if self.dense_mask is not None:
             scores = np.where(self.dense_mask, scores, -np.inf)

@@ -235,11 +235,16 @@ def _load_onnx_bi_encoder(location: str, variant: str):
     return OnnxBiEncoder(location, variant=variant)
 
 
+_onnx_loaded: dict[tuple[str, str], object] = {}
+
+
 def _try_onnx(location: str, variant: str):
     """The ONNX encoder, or None after saying (once) why torch is used instead."""
     key = (location, variant)
     if key in _fallback_reasons:
         return None
+    if key in _onnx_loaded:  # verified and loaded already: not again for every query
+        return _onnx_loaded[key]
     from .onnx_encoder import OnnxEncoderError, prepare_onnx_model
 
     if importlib.util.find_spec("onnxruntime") is None:
@@ -247,7 +252,8 @@ def _try_onnx(location: str, variant: str):
     else:
         try:
             prepare_onnx_model(location, variant, retry_failed=False)
-            return _load_onnx_bi_encoder(location, variant)
+            _onnx_loaded[key] = _load_onnx_bi_encoder(location, variant)
+            return _onnx_loaded[key]
         except ImportError as exc:
             reason = f"onnxruntime cannot be imported ({exc})"
         except OnnxEncoderError as exc:
@@ -355,6 +361,7 @@ def clear_model_cache() -> None:
     """Forget loaded models and the hub check (for tests and settings changes)."""
     _load_bi_encoder.cache_clear()
     _load_onnx_bi_encoder.cache_clear()
+    _onnx_loaded.clear()
     _fallback_reasons.clear()
     _load_cross_encoder.cache_clear()
     hub_reachable.cache_clear()

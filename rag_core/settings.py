@@ -51,13 +51,15 @@ MIN_CHUNK_SIZE = 200
 MAX_CHUNK_SIZE = 20_000
 
 # ------------------------------------------------------------------ large indexes
-# From this many chunks an index gets an HNSW graph (rag_core.ann) for the dense stage: an exact
-# product over 100k x 384 float32 took 16-27 ms here, the graph 1-5 ms with recall@10 1.0 on
-# clustered vectors (docs/benchmarks.md, bench_million).
-ANN_MIN_CHUNKS = 50_000
+# From this many chunks an index (a full segment) gets an HNSW graph (rag_core.ann) for the
+# dense stage: an exact product over 100k x 384 float32 took 16-27 ms here, the graph 1-5 ms
+# (docs/benchmarks.md, bench_million). Smaller indexes keep the exact product (a few ms).
+ANN_MIN_CHUNKS = 100_000
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 ANN_EXPANSION_SEARCH = 128
+# The graph is asked for at least this many neighbours, re-ordered by exact cosines.
+ANN_OVERFETCH = 64
 # A collection keeps its chunks in segments of at most this many: an ingest into a larger
 # collection adds a segment instead of refitting TF-IDF and BM25 over everything (62 s per 100k
 # chunks here), and small neighbouring segments are merged. Up to this size a collection is one

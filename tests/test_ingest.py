@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_core import ingest
+from rag_core import ingest, settings
 from rag_core.ingest import ExtractionPool, collect_pdf_files, read_input
 from rag_core.library import Library
 
@@ -22,9 +22,10 @@ OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
 
 
-def slow_pdf(pages: int = 50, repeats: int = 20_000, padding: int = 0) -> bytes:
-    """A ~1 KB PDF whose pages share one content stream that pypdf needs ~15 s a page to read
-    (with ``padding`` bytes of white space in it, a stream that needs that much memory)."""
+def slow_pdf(pages: int = 50, repeats: int = 80_000, padding: int = 0) -> bytes:
+    """A small PDF whose pages share one content stream that pypdf needs seconds a page to read
+    (~1.7 s on a quiet 2-core machine: the cost grows with the square of ``repeats``), or, with
+    ``padding`` bytes of white space in it, a stream that needs that much memory."""
     from pypdf import PdfWriter
     from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
 
@@ -103,14 +104,14 @@ def test_folders_are_expanded_and_what_is_skipped_is_said(tmp_path):
 
 
 def test_a_slow_pdf_is_stopped_at_its_time_budget(pdf_dir):
-    data = slow_pdf(pages=20)
+    data = slow_pdf(pages=20)  # ~35 s of reading on a quiet machine, against a 5 s budget
     started = time.monotonic()
-    with ExtractionPool(workers=2, seconds_base=8, seconds_per_page=0.1) as pool:
+    with ExtractionPool(workers=2, seconds_base=4, seconds_per_page=0.05) as pool:
         results = pool.run([("slow.pdf", data), (OTHER, (pdf_dir / OTHER).read_bytes())])
     spent = time.monotonic() - started
     assert results[0].status == "too_slow" and "time budget" in results[0].reason
     assert results[1].status == "ok" and results[1].n_pages == 3  # the other file is not held up
-    assert spent < 40  # the budget (10 s) plus starting the workers, not the ~5 min the file would take
+    assert spent < 30  # the budget (5 s) plus starting the workers, not the ~35 s the file would take
 
 
 def test_a_pdf_that_needs_too_much_memory_is_stopped(pdf_dir):
@@ -148,9 +149,11 @@ def test_a_hostile_file_gets_a_status_within_60_s_while_other_ingests_proceed(tm
     bomb = tmp_path / "bomb.pdf"
     bomb.write_bytes(slow_pdf(pages=50))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a tight budget (7.5 s for 50 pages) so the file (~85 s of reading) is stopped on any machine
+    tight = {**env, settings.EXTRACT_SECONDS_BASE_ENV: "5", settings.EXTRACT_SECONDS_PER_PAGE_ENV: "0.05"}
     started = time.monotonic()
     hostile = subprocess.Popen([sys.executable, "-c", HOSTILE, str(library.root), str(bomb)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tight)
     time.sleep(3)
     other = subprocess.run([sys.executable, "-c", HOSTILE, str(library.root), str(pdf_dir / OTHER)],
                            capture_output=True, text=True, env=env, timeout=120)

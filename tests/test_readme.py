@@ -122,4 +122,4 @@ def test_every_python_example_works_as_written(readme, fresh_clone, monkeypatch)
     assert [f.status for f in second["report"].files] == ["ok", "no_text"]
     assert second["side_by_side"].tfidf and second["side_by_side"].hybrid
     assert second["verify_quote"]("When evaluated on a wide range of open-domain QA datasets",
-                                  second["index"]).verdict == "normalized"
+                                  second["index"]).verdict == "verbatim"

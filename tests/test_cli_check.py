@@ -7,7 +7,6 @@ import json
 import pytest
 
 from rag_core.cli import main
-from tests.test_cli import run_cli
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 MANUSCRIPT = """Dense retrieval works. Karpukhin et al. (2020) write that \u201cour dense retriever outperforms a
@@ -97,7 +96,7 @@ def test_check_unknown_collection_exits_1(tmp_path, manuscript, capsys):
 
 
 @pytest.mark.slow
-def test_check_as_a_user_runs_it(paper_library, manuscript):
+def test_check_as_a_user_runs_it(paper_library, manuscript, run_cli):
     done = run_cli("check", "papers", str(manuscript), "--json", data_dir=paper_library.root)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)

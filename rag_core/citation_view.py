@@ -30,8 +30,12 @@ __all__ = [
     "VERDICT_MEANINGS",
     "evidence_target",
     "folding_text",
+    "match_spans",
+    "pasted_kind",
+    "place_page",
     "report_file_stem",
     "report_records",
+    "sentence_window",
     "statement_option",
     "statement_records",
     "statements_from_records",
@@ -211,18 +215,22 @@ def statements_from_records(records: Iterable[Mapping], *, originals: Sequence[S
 
 def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = None) -> list[dict]:
     """The rows of the report table: number, statement, verdict, document (short title, else
-    file name), page and printed label, similarity, changed words, cited, misattributed."""
+    file name), physical page, printed page label (when the PDF has one), similarity, changed
+    words, cited, misattributed.
+    A ``not_found`` row names no document: its closest passage is not evidence."""
     titles = titles or {}
     records = []
     for n, row in enumerate(rows, start=1):
-        source = row.get("source")
-        has_page = bool(row.get("page"))
+        # a not_found row's document is only the closest passage's: left out of the table
+        source = row.get("source") if row.get("verdict") != "not_found" else None
+        has_page = bool(source and row.get("page"))
         records.append({
             "#": n,
             "statement": row.get("statement") or "",
             "verdict": row.get("verdict") or "",
             "document": (titles.get(source) or source or "") if source else "",
-            "page": page_label(row) if has_page else "",
+            "page": row.get("page") if has_page else None,
+            "printed page": str(row.get("page_label") or "") if has_page else "",
             "similarity": row.get("similarity"),
             "changed words": row.get("diff") or "",
             "cited": row.get("cited") or "",
@@ -241,6 +249,60 @@ def report_file_stem(name: str | None) -> str:
     stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", str(name or ""))
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:60]
     return f"citation-check-{stem}" if stem else "citation-check"
+
+
+# --------------------------------------------------------------------------- places
+
+
+def match_spans(hit: Mapping, *, context: int = 300) -> list[tuple[int, int]]:
+    """Where a place's ``match`` sits in its ``snippet`` (the match with ``context`` characters
+    of the document around it, "..." where cut), for marking it."""
+    text, match = hit.get("snippet") or "", hit.get("match") or ""
+    if not match:
+        return []
+    start = hit.get("doc_start")
+    if isinstance(start, int) and not isinstance(start, bool):
+        offset = (3 if start > context else 0) + min(start, context)
+        if text[offset:offset + len(match)] == match:
+            return [(offset, offset + len(match))]
+    found = text.find(match)
+    return [(found, found + len(match))] if found >= 0 else []
+
+
+def place_page(row: Mapping) -> str:
+    """The page of a place: "p. 3", "pp. 3–4", "p. 3 (printed 117)"; for a close passage, the
+    page of its best sentence."""
+    if row.get("sentence_page"):
+        return page_label({"page": row["sentence_page"], "page_label": row.get("sentence_page_label")})
+    return page_label(row)
+
+
+def sentence_window(row: Mapping, *, context: int = 400) -> tuple[str, list[tuple[int, int]]]:
+    """A close passage cut to ``context`` characters around its best sentence ("…" where cut),
+    and where that sentence is in the cut text; the whole passage when it has no best sentence."""
+    text = row.get("text") or ""
+    start, end = row.get("sentence_start"), row.get("sentence_end")
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
+        return text, []
+    lo, hi = max(0, start - context), min(len(text), end + context)
+    if lo > 0:  # whole words at the cuts
+        space = text.find(" ", lo, start)
+        lo = space + 1 if space >= 0 else lo
+    if hi < len(text):
+        space = text.rfind(" ", end, hi)
+        hi = space if space > 0 else hi
+    head = "…" if lo > 0 else ""
+    cut = head + text[lo:hi] + ("…" if hi < len(text) else "")
+    return cut, [(start - lo + len(head), end - lo + len(head))]
+
+
+_LATEX = re.compile(r"\\(?:cite[a-z]*\*?\{|begin\{document\}|bibitem\b|section\*?\{)")
+
+
+def pasted_kind(text: str) -> str:
+    """How to read pasted manuscript text: "latex" when it has LaTeX commands (``\\cite{...}``,
+    ``\\begin{document}``, ``\\bibitem``), else "text"."""
+    return "latex" if _LATEX.search(text or "") else "text"
 
 
 # --------------------------------------------------------------------------- evidence

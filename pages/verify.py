@@ -57,6 +57,8 @@ REPORT_KEY = "verify_report"  # the last batch check
 PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
 CONTEXT = 300
 NOTE_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "info", "not_found": "warning"}
+EDITOR_ROW_HEIGHT = 80  # three lines of a statement
+REPORT_ROW_HEIGHT = 80  # three lines of a statement
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 EDITOR_COLUMNS = {
@@ -128,7 +130,9 @@ def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -
     if len(pages) > 1:
         text_line(f"The passage runs over {len(pages)} pages: each is shown.", muted=True)
     for page in pages:
-        st.image(page["png"], width="stretch")  # (image captions read markdown: the label goes below)
+        # PNG as rendered (st.image would re-encode it as JPEG, blurring the text and the mark);
+        # image captions read markdown: the label goes below, literally
+        st.image(page["png"], width="stretch", output_format="PNG")
         text_line(page["caption"], muted=True)
 
 
@@ -274,8 +278,8 @@ def edit_statements(manuscript: dict) -> list:
     frame = frame.astype({"id": "Int64", "line": "Int64", "statement": "string", "kind": "string",
                           "cited": "string", "reference": "string"})
     edited = st.data_editor(frame, key=f"ms_editor_{manuscript['editor']}", num_rows="dynamic", hide_index=True,
-                            column_config=EDITOR_COLUMNS, width="stretch",
-                            height=min(40 + 35 * (len(statements) + 1), 420))
+                            column_config=EDITOR_COLUMNS, width="stretch", row_height=EDITOR_ROW_HEIGHT,
+                            height=min(40 + EDITOR_ROW_HEIGHT * (len(statements) + 1), 40 + EDITOR_ROW_HEIGHT * 8))
     records = edited.astype(object).where(edited.notna(), None).to_dict("records")
     return statements_from_records(records, originals=statements, references=manuscript["references"])
 
@@ -340,8 +344,8 @@ def show_report(lib, name: str) -> None:
 
         frame = pd.DataFrame(records).astype({"page": "Int64", "similarity": "Float64"})
         st.dataframe(frame, hide_index=True, width="stretch", column_config=REPORT_COLUMNS,
-                     key=table_key, on_select=picked, selection_mode="single-row", row_height=80,
-                     height=min(40 + 80 * len(records), 40 + 80 * 8))
+                     key=table_key, on_select=picked, selection_mode="single-row", row_height=REPORT_ROW_HEIGHT,
+                     height=min(40 + REPORT_ROW_HEIGHT * len(records), 40 + REPORT_ROW_HEIGHT * 8), placeholder="")
         text_line("Click a column's name to sort; click a row (or pick it below) to see its evidence.", muted=True)
     else:
         text_line("No statement has the verdicts chosen.", muted=True)

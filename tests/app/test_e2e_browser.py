@@ -368,6 +368,8 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     wait_for_headers(page, editor, ("statement", "kind", "cited", "reference", "line"))
     # the list can be edited: a row deleted (its row marker, then Delete) leaves one fewer to check;
     # finding the statements again starts a fresh list
+    editor.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
     box = editor.bounding_box()
     page.mouse.click(box["x"] + 14, box["y"] + 36 + 80 // 2)
     page.keyboard.press("Delete")

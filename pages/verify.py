@@ -1,55 +1,218 @@
-"""Verify: is a quote in the collection word for word, after folding, or only close in meaning?"""
+"""Verify: is a quote or a cited claim in the collection — word for word, nearly, only in meaning, or not at all?
+
+One statement at a time, or every quote and cited claim of a manuscript at once: the statements
+found are listed for the user to fix, delete or add to; the batch runs with a progress bar; the
+report is sortable, a row shows its evidence marked on the PDF page, and it downloads as CSV,
+JSON and a self-contained HTML report. Every computation is a rag_core call; every piece of
+document or manuscript text is shown literally (pages.common.layout).
+"""
 
 from __future__ import annotations
 
+import time
+
+import pandas as pd
 import streamlit as st
 
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
-from pages.common.state import (
-    document_titles,
-    library,
-    page_image,
-    pick_collection,
-    preferences,
-    searchable_index,
-    title_of,
+from pages.common.state import document_titles, library, pick_collection, preferences, searchable_index, title_of
+from rag_core.citation_view import (
+    VERDICT_MEANINGS,
+    VERDICTS,
+    evidence_target,
+    folding_text,
+    match_spans,
+    pasted_kind,
+    place_page,
+    report_file_stem,
+    report_records,
+    sentence_window,
+    statement_option,
+    statement_records,
+    statements_from_records,
+    verdict_counts,
+    verdict_summary,
+    where_text,
+    word_diff_html,
 )
-from rag_core.comparison import verify_quote
-from rag_core.render import page_label
+from rag_core.citations import verify_quote
+from rag_core.errors import RagCoreError
+from rag_core.manuscript import (
+    MANUSCRIPT_TYPES,
+    ManuscriptError,
+    check_statements,
+    manuscript_from_text,
+    read_manuscript,
+    rows_to_csv,
+    rows_to_html,
+    rows_to_json,
+)
+from rag_core.render import literal_html, page_label, seconds_text
 
-RESULT_KEY = "verify_result"
+MODES = {"statement": "One statement", "manuscript": "A whole manuscript"}
+MODE_KEY = "verify_mode"
+RESULT_KEY = "verify_result"  # the last single check
+MANUSCRIPT_KEY = "verify_manuscript"  # the statements found in the last manuscript read
+REPORT_KEY = "verify_report"  # the last batch check
+PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
 CONTEXT = 300
-VERDICT_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "warning", "not_found": "warning"}
+NOTE_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "info", "not_found": "warning"}
+EDITOR_ROW_HEIGHT = 80  # three lines of a statement
+REPORT_ROW_HEIGHT = 80  # three lines of a statement
+NUM = st.column_config.NumberColumn
+TEXT = st.column_config.TextColumn
+EDITOR_COLUMNS = {
+    "id": None,  # which extracted statement a row started as (hidden)
+    "statement": TEXT("statement", width=620, required=True,
+                      help="The quote or claim as it will be checked. Edit it, or add a row for one the list missed."),
+    "kind": st.column_config.SelectboxColumn("kind", options=["quote", "claim"], default="claim", width=80,
+                                             required=True, help="quote: a quoted passage; claim: a sentence "
+                                                                 "that cites a reference"),
+    "cited": TEXT("cited", width=190, help="The citation markers, e.g. [3] or (Devlin et al., 2019): the documents "
+                                           "they point to are checked first. Leave empty for none."),
+    "reference": TEXT("reference", width=330, disabled=True,
+                      help="The entry of the manuscript's reference list the markers pointed to when it was read"),
+    "line": NUM("line", width=56, disabled=True, help="Line of the manuscript"),
+}
+REPORT_COLUMNS = {
+    "#": NUM(width=40, help="Order in the manuscript"),
+    "statement": TEXT(width=370),
+    "verdict": TEXT(width=112, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
+                                   "in meaning only · not_found: neither"),
+    "document": TEXT(width=210, help="Where the evidence is (short title, else the file name)"),
+    "page": NUM(width=56, help="Physical page of the PDF (1 = the first page of the file)"),
+    "printed page": TEXT(width=76, help="The page number printed on that page, when the PDF defines one"),
+    "similarity": NUM(format="%.2f", width=80, help="verbatim 1.00; near_verbatim: the share of words in common, "
+                                                    "in order; related/not_found: how close in meaning the best "
+                                                    "sentence is"),
+    "changed words": TEXT(width=170, help="near_verbatim: the document's words → the statement's"),
+    "cited": TEXT(width=140, help="The statement's citation markers"),
+    "misattributed": TEXT(width=230, help="Found, but in a different document than the one cited"),
+}
 
 
-def snippet_span(hit: dict, context: int = CONTEXT) -> list[tuple[int, int]]:
-    """Where ``match`` sits in ``snippet`` (the snippet is the match with ``context`` around it)."""
-    offset = (3 if hit["start"] > context else 0) + min(hit["start"], context)
-    length = len(hit["match"])
-    if hit["snippet"][offset:offset + length] == hit["match"]:
-        return [(offset, offset + length)]
-    found = hit["snippet"].find(hit["match"])
-    return [(found, found + length)] if found >= 0 else []
+# ---------------------------------------------------------------- evidence on the PDF page
 
 
-def where_label(n: int, row: dict, titles: dict) -> str:
-    return f"#{n} — {title_of(row, titles)}, {page_label(row)}"
+@st.cache_data(max_entries=128, show_spinner=False)
+def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bool) -> list[dict]:
+    """The page(s) of a place with the passage marked (cached by file, place and zoom)."""
+    from rag_core.pdf_marks import mark_hit
+
+    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found}
+            for marked in mark_hit(pdf_path, target, zoom=not whole_page)]
 
 
-def body() -> None:
-    st.title(":material/fact_check: Verify a quote or claim", anchor=False)
-    st.caption("Paste a sentence you want to cite. The app looks for it word for word, then after folding "
-               "ligatures (ﬁ → fi), line-end hyphens, spacing and curly quotes, and otherwise shows the "
-               "closest passages by meaning for you to judge.")
-    lib = library()
-    name = pick_collection("Collection", key="verify_collection")
-    if name is None:
+def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -> None:
+    """The PDF page(s) of one of ``rows`` (a pick when there are several), the passage marked."""
+    if not rows:
         return
-    docs = lib.documents(name)
-    if not docs:
-        text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
-        link(PAGES["collections"], "Add PDFs", ":material/library_books:")
+    if len(rows) > 1:
+        labels = [f"#{n} — {title_of(row, titles)}, {place_page(row)}" for n, row in enumerate(rows, start=1)]
+        choice = st.selectbox("Show on the PDF page", labels, key=f"{key}_pick")  # options are plain text
+        row = rows[labels.index(choice)]
+    else:
+        row = rows[0]
+    whole = st.toggle("Whole page", key=f"{key}_whole", help="Off: the page zoomed to the passage")
+    path = lib.pdf_path(name, row.get("doc_id") or row.get("source"))
+    if path is None:
+        text_line("The original PDF is not stored in this collection, so no page image can be shown.", muted=True)
         return
+    try:
+        with st.spinner("Marking the passage on its page…"):
+            pages = marked_page_images(str(path), path.stat().st_mtime, evidence_target(row), whole)
+    except (RagCoreError, OSError) as exc:
+        text_line(f"The page image cannot be drawn: {exc}", muted=True)
+        return
+    if not pages:
+        text_line("No page is known for this passage.", muted=True)
+        return
+    if len(pages) > 1:
+        text_line(f"The passage runs over {len(pages)} pages: each is shown.", muted=True)
+    for page in pages:
+        # PNG as rendered (st.image would re-encode it as JPEG, blurring the text and the mark);
+        # image captions read markdown: the label goes below, literally
+        st.image(page["png"], width="stretch", output_format="PNG")
+        text_line(page["caption"], muted=True)
+
+
+# ---------------------------------------------------------------- one check, shown
+
+
+def show_check(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+    """A check's verdict, what it means, and its evidence."""
+    verdict = check["verdict"]
+    note(NOTE_KINDS.get(verdict, "info"), check["message"], lead=f"{verdict} —")
+    text_line(VERDICT_MEANINGS.get(verdict, ""), muted=True)
+    if verdict == "verbatim" and check.get("hits"):
+        show_places(lib, name, check, titles, key=key)
+    elif verdict == "near_verbatim" and check.get("best"):
+        show_alignment(lib, name, check, titles, key=key)
+    else:
+        show_closest(lib, name, check, titles, key=key)
+
+
+def show_places(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+    hits = check["hits"]
+    count = f"{len(hits)} place{'s' if len(hits) != 1 else ''}" + (" or more" if hits[-1].get("truncated") else "")
+    st.subheader(f"Where it occurs ({count})", anchor=False)
+    text_line(folding_text(check), muted=True)
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        for n, hit in enumerate(hits, start=1):
+            with st.container(border=True):
+                text_line(f"#{n}", title_of(hit, titles), page_label(hit), bold_first=True)
+                passage_box(hit["snippet"], "", match_spans(hit, context=CONTEXT))
+    with right:
+        show_evidence(lib, name, hits, titles, key=f"{key}_places")
+
+
+def show_alignment(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+    best = check["best"]
+    st.subheader("The closest wording", anchor=False)
+    text_line("Changed words:", best.get("diff") or "", bold_first=True, sep=" ")
+    text_line(f"Similarity {best['similarity']:.2f}", where_text(best, title_of(best, titles)), bold_first=True)
+    text_line(check.get("score_note") or "", muted=True)
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        text_line("Word by word: struck out, the document's words; underlined, the statement's.", muted=True)
+        st.html(f'<div class="rc-passage rc-short" data-testid="rc-word-diff">'
+                f'{word_diff_html(best.get("match") or "", check["quote"])}</div>')
+        text_line("The passage in the document:", muted=True)
+        passage_box(best["snippet"], "", match_spans(best, context=CONTEXT), short=True)
+    with right:
+        show_evidence(lib, name, [best], titles, key=f"{key}_best")
+
+
+def show_closest(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+    rows = check.get("closest") or []
+    if not rows:
+        text_line("No passage of the collection shares enough with the statement to show.", muted=True)
+        return
+    related = check["verdict"] == "related"
+    st.subheader("Passages close in meaning" if related else "The closest passages (none close enough)",
+                 anchor=False)
+    text_line(check.get("score_note") or "", muted=True)
+    if check.get("reranker_detail"):
+        text_line("Passages found by:", check["reranker_detail"], bold_first=True, muted=True, sep=" ")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        for row in rows:
+            with st.container(border=True):
+                text_line(f"#{row['rank']}", title_of(row, titles), place_page(row), bold_first=True)
+                if row.get("sentence_score") is not None:
+                    text_line(f"Best sentence (marked): {row.get('sentence_score_kind') or 'score'} "
+                              f"{row['sentence_score']:.2f}", muted=True)
+                text, spans = sentence_window(row)
+                passage_box(text, check["quote"], spans, short=True)
+    with right:
+        show_evidence(lib, name, rows, titles, key=f"{key}_closest")
+
+
+# ---------------------------------------------------------------- one statement
+
+
+def one_statement(lib, name: str, docs: list[dict]) -> None:
     with st.form("verify_form", border=False):
         quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,
                              placeholder="e.g. BERT is designed to pre-train deep bidirectional representations")
@@ -65,56 +228,213 @@ def body() -> None:
         with st.spinner("Checking…"):
             check = verify_quote(quote, index, sources=None if source == "All documents" else [source],
                                  context=CONTEXT, cross_encoder_model=preferences().cross_encoder_model)
-        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name), **check.to_dict()}
-
+        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name), "check": check.to_dict()}
     result = st.session_state.get(RESULT_KEY)
     if not result or result["collection"] != name:
         return
     if lib.version(name) != result["version"]:
         st.warning("The collection changed since this check: press Check again.")
-    note(VERDICT_KINDS.get(result["verdict"], "info"), result["message"])
-    titles = document_titles(lib, name)
-    if result["hits"]:
-        n_hits = len(result["hits"])
-        st.subheader(f"Where it occurs ({n_hits} place{'s' if n_hits != 1 else ''})", anchor=False)
-        left, right = st.columns([3, 2], gap="large")
-        with left:
-            for n, hit in enumerate(result["hits"], start=1):
-                with st.container(border=True):
-                    text_line(f"#{n}", title_of(hit, titles), page_label(hit),
-                              bold_first=True)
-                    passage_box(hit["snippet"], "", snippet_span(hit))
-        with right:
-            show_page(lib, name, result["hits"], titles, "verify_hit_page")
-    if result["closest"]:
-        st.subheader("Closest passages by meaning", anchor=False)
-        if result.get("reranker_detail"):
-            text_line("Ordered by:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
-        left, right = st.columns([3, 2], gap="large")
-        with left:
-            for row in result["closest"]:
-                with st.container(border=True):
-                    facts = [f"{row['score_type']} {row['score']:.4f}", f"TF-IDF cosine {row['cosine']:.3f}"]
-                    if row.get("dense_cosine") is not None:
-                        facts.append(f"dense cosine {row['dense_cosine']:.3f}")
-                    text_line(f"#{row['rank']}", title_of(row, titles),
-                              page_label(row), bold_first=True)
-                    st.caption(" · ".join(facts))
-                    passage_box(row["text"], result["quote"], short=True)
-        with right:
-            show_page(lib, name, result["closest"], titles, "verify_close_page")
-    elif result["verdict"] == "not_found":
-        st.info("No passage is close in meaning either: the collection may not cover this claim.")
+    show_check(lib, name, result["check"], document_titles(lib, name), key="one")
 
 
-def show_page(lib, name: str, rows: list[dict], titles: dict, key: str) -> None:
-    labels = [where_label(n, row, titles) for n, row in enumerate(rows, start=1)]
-    choice = st.selectbox("Show the PDF page of", labels, key=key)  # options are shown as plain text
-    row = rows[labels.index(choice)]
-    page = row.get("page_start") or row.get("page")
-    png = page_image(lib, name, row.get("doc_id") or row["source"], page)
-    if png:
-        st.image(png, caption=f"PDF page {page}", width="stretch")
+# ---------------------------------------------------------------- a whole manuscript
+
+
+def read_draft(text: str, upload) -> None:
+    """Read the uploaded draft (or else the pasted text) and keep its statements for the list."""
+    try:
+        if upload is not None:
+            manuscript = read_manuscript(upload.getvalue(), name=upload.name)
+        elif (text or "").strip():
+            manuscript = manuscript_from_text(text, name="pasted text", kind=pasted_kind(text))
+        else:
+            st.warning("Paste a manuscript or upload a draft first.")
+            return
+    except ManuscriptError as exc:
+        note("error", str(exc))
+        return
+    previous = st.session_state.get(MANUSCRIPT_KEY) or {}
+    st.session_state[MANUSCRIPT_KEY] = {
+        "name": manuscript.name, "statements": manuscript.statements(), "references": manuscript.references,
+        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None,
+    }
+    st.session_state.pop(REPORT_KEY, None)
+
+
+def edit_statements(manuscript: dict) -> list:
+    """The statements found, in an editable list; returns them as edited."""
+    statements = manuscript["statements"]
+    quotes = sum(1 for s in statements if s.kind == "quote")
+    text_line(f"{len(statements)} checkable statement{'s' if len(statements) != 1 else ''} in {manuscript['name']}: "
+              f"{quotes} quoted passage{'s' if quotes != 1 else ''} and {len(statements) - quotes} sentence"
+              f"{'s' if len(statements) - quotes != 1 else ''} with a citation marker; "
+              f"{len(manuscript['references'])} entries in its reference list.", heading=True)
+    if manuscript.get("from_file") and (st.session_state.get("ms_text") or "").strip():
+        text_line("The uploaded file was read, not the pasted text (remove the file to check the text).", muted=True)
+    text_line("Fix, delete or add statements (a row's cited markers, such as [3] or (Devlin et al., 2019), say "
+              "which documents are checked first), then run the check.", muted=True)
+    frame = pd.DataFrame(statement_records(statements),
+                         columns=["id", "statement", "kind", "cited", "reference", "line"])
+    frame = frame.astype({"id": "Int64", "line": "Int64", "statement": "string", "kind": "string",
+                          "cited": "string", "reference": "string"})
+    edited = st.data_editor(frame, key=f"ms_editor_{manuscript['editor']}", num_rows="dynamic", hide_index=True,
+                            column_config=EDITOR_COLUMNS, width="stretch", row_height=EDITOR_ROW_HEIGHT,
+                            height=min(40 + EDITOR_ROW_HEIGHT * (len(statements) + 1), 40 + EDITOR_ROW_HEIGHT * 8))
+    records = edited.astype(object).where(edited.notna(), None).to_dict("records")
+    return statements_from_records(records, originals=statements, references=manuscript["references"])
+
+
+def run_batch(lib, name: str, docs: list[dict], manuscript: dict, statements: list) -> None:
+    index = searchable_index(name)
+    if index is None:
+        return
+    total = len(statements)
+    bar = st.progress(0.0, text=f"Checking statement 1 of {total}…")
+
+    def progress(done: int, total: int, _statement: str) -> None:
+        if done < total:  # (the text is ours: a progress bar's text reads markdown)
+            bar.progress(done / total, text=f"Checking statement {done + 1} of {total}…")
+
+    started = time.monotonic()
+    rows = check_statements(statements, index, documents=docs, progress=progress,
+                            cross_encoder_model=preferences().cross_encoder_model)
+    bar.empty()
+    previous = st.session_state.get(REPORT_KEY) or {}
+    st.session_state[REPORT_KEY] = {
+        "collection": name, "version": lib.version(name), "manuscript": manuscript["name"],
+        "rows": [row.to_dict() for row in rows],
+        "checks": [row.check.to_dict() if row.check is not None else None for row in rows],
+        "seconds": time.monotonic() - started, "run": previous.get("run", 0) + 1,
+    }
+    st.session_state.pop(PICK_KEY, None)
+
+
+def show_report(lib, name: str) -> None:
+    report = st.session_state.get(REPORT_KEY)
+    if not report or report["collection"] != name:
+        return
+    rows, titles = report["rows"], document_titles(lib, name)
+    st.subheader("Report", anchor=False)
+    text_line(f"{verdict_summary(rows)} — {report['manuscript']} against {name}, "
+              f"checked in {seconds_text(report['seconds'])}.")
+    if lib.version(name) != report["version"]:
+        st.warning("The collection changed since this report: run the check again.")
+    stem = report_file_stem(report["manuscript"])
+    with st.container(horizontal=True, gap="small"):
+        st.download_button("Download CSV", rows_to_csv(rows), file_name=f"{stem}.csv", mime="text/csv",
+                           key="ms_csv", icon=":material/download:", on_click="ignore")
+        st.download_button("Download JSON", rows_to_json(rows).encode("utf-8"), file_name=f"{stem}.json",
+                           mime="application/json", key="ms_json", icon=":material/download:", on_click="ignore")
+        st.download_button("Download HTML report",
+                           rows_to_html(rows, title=f"Citation check: {report['manuscript']} against {name}"),
+                           file_name=f"{stem}.html", mime="text/html", key="ms_html", icon=":material/download:",
+                           on_click="ignore")
+    counts = verdict_counts(rows)
+    shown_verdicts = st.pills("Verdicts shown", VERDICTS, selection_mode="multi", default=list(VERDICTS),
+                              format_func=lambda v: f"{v} ({counts[v]})", key=f"ms_filter_{report['run']}")
+    records = [r for r in report_records(rows, titles) if r["verdict"] in (shown_verdicts or [])]
+    options = [statement_option(n, row) for n, row in enumerate(rows, start=1)]
+    if records:
+        table_key = f"ms_report_{report['run']}_{'-'.join(shown_verdicts)}"
+
+        def picked() -> None:
+            selected = st.session_state[table_key].selection.rows
+            if selected:
+                st.session_state[PICK_KEY] = options[records[selected[0]]["#"] - 1]
+
+        frame = pd.DataFrame(records).astype({"page": "Int64", "similarity": "Float64"})
+        st.dataframe(frame, hide_index=True, width="stretch", column_config=REPORT_COLUMNS,
+                     key=table_key, on_select=picked, selection_mode="single-row", row_height=REPORT_ROW_HEIGHT,
+                     height=min(40 + REPORT_ROW_HEIGHT * len(records), 40 + REPORT_ROW_HEIGHT * 8), placeholder="")
+        text_line("Click a column's name to sort; click a row (or pick it below) to see its evidence.", muted=True)
+    else:
+        text_line("No statement has the verdicts chosen.", muted=True)
+    if st.session_state.get(PICK_KEY) not in options:
+        st.session_state[PICK_KEY] = options[0]
+    choice = st.selectbox("Evidence of statement", options, key=PICK_KEY)  # options are plain text
+    i = options.index(choice)
+    show_row(lib, name, rows[i], report["checks"][i], i + 1, titles)
+
+
+def show_row(lib, name: str, row: dict, check: dict | None, n: int, titles: dict) -> None:
+    with st.container(border=True, key=f"ms_evidence_{n}"):
+        text_line(f"Statement #{n}", f"line {row['line']}" if row.get("line") else None, row.get("kind"),
+                  bold_first=True, heading=True)
+        st.html(f'<div class="rc-note rc-note-info">{literal_html(row["statement"])}</div>')
+        if row.get("cited"):
+            looked = ", ".join(titles.get(s, s) for s in row.get("cited_sources") or [])
+            tail = f"(checked first: {looked})" if looked else "(no document of the collection matches it)"
+            text_line("Cites:", row["cited"], tail, bold_first=True, sep=" ")
+        if row.get("misattributed"):
+            found_in = title_of(row, titles)
+            note("warning", f"Found, but in a different document than the one cited: it is in {found_in}.",
+                 lead="Misattributed:")
+        if check is None:
+            note("warning", row.get("message") or "Not checked.")
+            return
+        show_check(lib, name, check, titles, key=f"row{n}")
+
+
+def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
+    with st.form("ms_form", border=False):
+        text = st.text_area("Manuscript text", key="ms_text", height=200, max_chars=2_000_000,
+                            placeholder="Paste a draft: its quoted passages and its sentences that cite a reference "
+                                        "([12], (Devlin et al., 2019), Devlin et al. (2019), \\cite{...}) are "
+                                        "found, with its reference list when it has one.")
+        upload = st.file_uploader("…or upload a draft", type=[t.lstrip(".") for t in MANUSCRIPT_TYPES], key="ms_file",
+                                  help="A .txt, .md, .tex, .pdf or .docx file; it is read instead of the pasted text.")
+        found = st.form_submit_button("Find the statements", type="primary")
+    if found:
+        read_draft(text, upload)
+    manuscript = st.session_state.get(MANUSCRIPT_KEY)
+    if manuscript is None:
+        text_line("Paste a manuscript or upload a draft and press Find the statements: you can then review the "
+                  "list before the check runs.", muted=True)
+        return
+    statements = edit_statements(manuscript)
+    count = len(statements)
+    if st.button(f"Check {count} statement{'s' if count != 1 else ''}", type="primary", key="ms_run",
+                 disabled=not count, icon=":material/fact_check:"):
+        run_batch(lib, name, docs, manuscript, statements)
+    show_report(lib, name)
+
+
+# ---------------------------------------------------------------- the page
+
+
+def remember_mode() -> None:
+    """The mode goes into the address (``/verify?mode=manuscript``), so a link or a reload keeps it."""
+    if st.session_state.get(MODE_KEY) == "manuscript":
+        st.query_params["mode"] = "manuscript"
+    else:
+        st.query_params.pop("mode", None)
+
+
+def body() -> None:
+    st.title(":material/fact_check: Verify a quote or claim", anchor=False)
+    st.caption("Is it in the collection word for word (verbatim, after folding ligatures, line-end hyphens, "
+               "spacing and quote marks), with a few words changed (near_verbatim), only close in meaning "
+               "(related), or not at all (not_found)? Check one statement, or every quote and cited claim of a "
+               "manuscript at once.")
+    if MODE_KEY not in st.session_state:
+        st.session_state[MODE_KEY] = "manuscript" if st.query_params.get("mode") == "manuscript" else "statement"
+    lib = library()
+    top = st.columns([2, 3], vertical_alignment="bottom")
+    with top[0]:
+        name = pick_collection("Collection", key="verify_collection")
+    if name is None:
+        return
+    mode = top[1].segmented_control("Check", list(MODES), format_func=MODES.get, required=True, key=MODE_KEY,
+                                    on_change=remember_mode)
+    docs = lib.documents(name)
+    if not docs:
+        text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
+        link(PAGES["collections"], "Add PDFs", ":material/library_books:")
+        return
+    if mode == "manuscript":
+        whole_manuscript(lib, name, docs)
+    else:
+        one_statement(lib, name, docs)
 
 
 run_page("verify", body)

@@ -37,6 +37,7 @@ __all__ = [
     "check_statements",
     "extract_statements",
     "manuscript_from_text",
+    "parse_citations",
     "printable",
     "read_manuscript",
     "rows_to_csv",
@@ -455,6 +456,13 @@ def _citations(sentence: str, references: Sequence[Reference]) -> tuple[list[Cit
     return found, spans
 
 
+def parse_citations(text: str, *, references: Sequence[Reference] = ()) -> list[Citation]:
+    """The citation markers in ``text`` (``[3]``, ``[3, 7]``, ``(Devlin et al., 2019)``,
+    ``Devlin et al. (2019)``, ``\\cite{key}``), resolved against the reference list, in the
+    order :func:`extract_statements` finds them (for a marker typed or edited by hand)."""
+    return _citations(text, references)[0]
+
+
 def _without(sentence: str, spans: list[tuple[int, int]]) -> str:
     out, pos = [], 0
     for a, b in sorted(spans):
@@ -467,6 +475,35 @@ def _without(sentence: str, spans: list[tuple[int, int]]) -> str:
     return re.sub(r"\s+([.,;:!?])", r"\1", text)
 
 
+_CLOSERS = "\"'\u201d\u2019)]"
+
+
+def _sentences(paragraph: str) -> list[tuple[int, int]]:
+    """The sentences of a manuscript paragraph: a quote ending inside its quote marks
+    (``"... 8.5 hours."``) keeps its closing mark, and a citation marker after its full stop
+    (``"...hours." [2]``, ``"...hours." (Karpukhin et al., 2020).``) stays with the sentence
+    it cites."""
+    out: list[tuple[int, int]] = []
+    for a, b in split_sentences(paragraph):
+        while b < len(paragraph) and paragraph[b] in _CLOSERS:  # the splitter leaves them out
+            b += 1
+        if out:
+            piece = paragraph[a:b]
+            _, spans = _citations(piece, ())
+            if spans and not any(c.isalnum() for c in _without(piece, spans)):
+                out[-1] = (out[-1][0], b)
+                continue
+            leading = _NUMERIC.match(piece)  # '"... 8.5 hours." [2] They also ...'
+            if leading:
+                out[-1] = (out[-1][0], a + leading.end())
+                a += leading.end()
+                while a < b and paragraph[a].isspace():
+                    a += 1
+        if b > a:
+            out.append((a, b))
+    return out
+
+
 def extract_statements(text: str, *, references: Sequence[Reference] = ()) -> list[Statement]:
     """The checkable statements of ``text``: quoted passages (at least four words) and sentences
     with a citation marker, in the order they appear."""
@@ -476,7 +513,7 @@ def extract_statements(text: str, *, references: Sequence[Reference] = ()) -> li
         if not paragraph.strip() or paragraph.isspace():
             offset += len(paragraph)
             continue
-        for a, b in split_sentences(paragraph):
+        for a, b in _sentences(paragraph):
             sentence = paragraph[a:b]
             line = text.count("\n", 0, offset + a) + 1
             citations, spans = _citations(sentence, references)

@@ -17,6 +17,7 @@ from rag_core.manuscript import (
     check_statements,
     extract_statements,
     manuscript_from_text,
+    parse_citations,
     printable,
     read_manuscript,
     rows_to_csv,
@@ -164,6 +165,28 @@ def test_reading_errors(tmp_path):
 def test_short_quotes_are_terms_not_quotes():
     statements = extract_statements('We call it "bad guy" here. They wrote "a much longer quoted passage here".')
     assert [s.text for s in statements] == ["a much longer quoted passage here"]
+
+
+def test_a_quote_ending_inside_its_quote_marks_keeps_its_mark_and_its_citation():
+    text = ('They wrote "building the index on one server takes 8.5 hours." [2] Later work found '
+            '"the question encoder is frozen during training." (Karpukhin et al., 2020). '
+            '"A quote that ends with its full stop inside." The next sentence cites nothing. '
+            'A last "quote that is cited after its full stop." [3]')
+    statements = extract_statements(text)
+    assert [(s.text, s.cited) for s in statements] == [
+        ("building the index on one server takes 8.5 hours.", "[2]"),
+        ("the question encoder is frozen during training.", "(Karpukhin et al., 2020)"),
+        ("A quote that ends with its full stop inside.", ""),
+        ("quote that is cited after its full stop.", "[3]"),
+    ]
+
+
+def test_parse_citations_reads_a_marker_typed_by_hand():
+    references = manuscript_from_text(DRAFT, kind="markdown").references
+    citations = parse_citations("[2]; (Thakur et al., 2021)", references=references)
+    assert [c.marker for c in citations] == ["[2]", "(Thakur et al., 2021)"]
+    assert citations[0].surnames[0] == "Devlin" and citations[0].year == 2019
+    assert parse_citations("no marker here") == []
 
 
 # ------------------------------------------------------------------ batch check

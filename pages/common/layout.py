@@ -46,6 +46,9 @@ mark.rc-hit {background: #ffc36b; color: inherit; font-weight: 600; padding: 0 1
 .rc-note-success {background: rgba(33, 195, 84, 0.1); color: rgb(23, 114, 51);}
 .rc-note-warning {background: rgba(255, 227, 18, 0.15); color: rgb(146, 108, 5);}
 .rc-note-error {background: rgba(255, 43, 43, 0.09); color: rgb(125, 53, 59);}
+del.rc-del {background: #fde2e1; color: #8a1c1c; text-decoration: line-through; padding: 0 2px; border-radius: 2px;}
+ins.rc-ins {background: #d9f2e0; color: #14612e; text-decoration: underline; font-weight: 600; padding: 0 2px;
+  border-radius: 2px;}
 .rc-brand {font-weight: 700; white-space: nowrap; padding: 0.35rem 0.75rem 0.35rem 0;}
 </style>
 """

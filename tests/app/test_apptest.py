@@ -404,37 +404,7 @@ def test_markdown_and_html_from_a_pdf_show_literally(hostile_dir, monkeypatch):
         assert BEACON not in element, element
 
 
-# ------------------------------------------------------------------ verify
-
-
-def test_verify_finds_a_real_sentence(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch, "pages/verify.py")
-    at.text_area(key="verify_quote").input(real_quote)
-    at.button(key="FormSubmitter:verify_form-Check").click().run()
-    assert_clean(at)
-    found = notes(at, "success")
-    assert found and "Found word for word" in found[0] and small_pdfs()[0].name in found[0]
-    assert passages(at) and '<mark class="rc-hit">' in passages(at)[0]
-
-
-def test_verify_not_found_shows_closest_passages(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch, "pages/verify.py")
-    at.text_area(key="verify_quote").input(real_quote)
-    at.selectbox(key="verify_source").set_value(small_pdfs()[1].name)  # the quote is in the other paper
-    at.button(key="FormSubmitter:verify_form-Check").click().run()
-    assert_clean(at)
-    assert any("Not found word for word" in n for n in notes(at, "warning"))
-    assert "Closest passages by meaning" in texts(at)
-    assert len(passages(at)) >= 1
-
-
-def test_verify_folds_ligatures_and_quotes(built_data_dir, monkeypatch, real_quote):
-    at = start(built_data_dir, monkeypatch, "pages/verify.py")
-    words = real_quote.split(" ")
-    at.text_area(key="verify_quote").input("  ".join(words))  # doubled spaces: only found after folding
-    at.button(key="FormSubmitter:verify_form-Check").click().run()
-    assert_clean(at)
-    assert any("after folding" in n for n in notes(at, "success"))
+# ------------------------------------------------------------------ verify: tests/app/test_verify_page.py
 
 
 # ------------------------------------------------------------------ settings

@@ -8,6 +8,9 @@ contacted that server. Screenshots of every step go to test-artifacts/screenshot
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import re
 import socket
@@ -21,7 +24,13 @@ from pathlib import Path
 
 import pytest
 
+from rag_core.cli import main
+from rag_core.pdf_marks import MARK_COLOUR
+
 from .conftest import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
+from .manuscript import STATEMENTS, expected_verdicts, manuscript_text
+
+TICK_WIDTH = 33  # the selection column of a table with selection_mode="single-row"
 
 CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "test-artifacts" / "screenshots"
@@ -84,7 +93,7 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> Non
     raise AssertionError(f"streamlit did not answer on {url} within {timeout} s")
 
 
-def test_browser_end_to_end(tmp_path):
+def test_browser_end_to_end(tmp_path, capsys):
     if not CHROMIUM.is_file():
         pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium); "
                     "this test never downloads a browser")
@@ -110,6 +119,7 @@ def test_browser_end_to_end(tmp_path):
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     timings = {}
+    downloads: dict[str, Path] = {}
     requests_to_beacon: list[str] = []
     try:
         wait_healthy(url, server)
@@ -120,6 +130,7 @@ def test_browser_end_to_end(tmp_path):
                 context.on("request", lambda r: requests_to_beacon.append(r.url) if beacon.host in r.url else None)
                 context.set_default_timeout(60_000)
                 expect = sync_api.expect
+                expect.set_options(timeout=30_000)  # a shared 2-core machine: 5 s is not always enough
 
                 def shot(page, name: str, tall: bool = True) -> None:
                     # Streamlit scrolls inside its own container, so a tall window shows the whole page.
@@ -254,6 +265,9 @@ def test_browser_end_to_end(tmp_path):
                 no_exception(page)
                 shot(page, "8-verify")
 
+                # 6b. Verify a whole manuscript: 34 statements built from the two papers' real text.
+                timings["manuscript"] = check_manuscript(page, expect, url, context, tmp_path, downloads)
+
                 # 7. Settings: models, where they load from, the data folder.
                 page.get_by_role("link", name="Settings & about", exact=True).click()
                 expect(page.get_by_role("heading", name="Settings & about")).to_be_visible()
@@ -276,7 +290,21 @@ def test_browser_end_to_end(tmp_path):
         log.close()
         beacon.close()
     print(f"timings: upload of 3 PDFs {timings.get('upload', float('nan')):.1f} s, "
-          f"one comparison {timings.get('compare', float('nan')):.1f} s")
+          f"one comparison {timings.get('compare', float('nan')):.1f} s, "
+          f"a manuscript of {len(STATEMENTS)} statements {timings.get('manuscript', float('nan')):.1f} s")
+
+    # `rag-core check` gives the same verdicts as the page for the same manuscript
+    draft = tmp_path / "manuscript.txt"
+    draft.write_text(manuscript_text(), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--data-dir", str(tmp_path / "data"), "check", "e2e papers", str(draft), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    page_rows = json.loads(downloads["json"].read_text(encoding="utf-8"))
+    assert [r["verdict"] for r in cli] == [r["verdict"] for r in page_rows] == expected_verdicts()
+    assert [r["misattributed"] for r in cli] == [r["misattributed"] for r in page_rows]
+    wording = [k for k, r in enumerate(cli) if r["verdict"] in ("verbatim", "near_verbatim")]  # the evidence itself
+    assert [(cli[k]["source"], cli[k]["page"]) for k in wording] == \
+        [(page_rows[k]["source"], page_rows[k]["page"]) for k in wording]
 
 
 def compare(page, expect, query: str, tables: int | None = 3, phrase: str = "") -> None:
@@ -300,3 +328,168 @@ def open_passage(page, expect, label: str) -> None:
     page.wait_for_timeout(700)  # the pick reruns the page
     page.get_by_role("button", name="Open passage").click()
     expect(page.get_by_role("dialog")).to_be_visible(timeout=30_000)
+
+
+def marked_pixels(context, url: str, image) -> int:
+    """How many pixels of a page image shown on the page have the colour of our passage mark."""
+    import numpy as np
+    from PIL import Image
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(3):  # (a busy server may drop a connection; the image may be redrawn meanwhile)
+        src = image.get_attribute("src")
+        try:
+            answer = context.request.get(url + src if src.startswith("/") else src)
+        except PlaywrightError:  # a reset connection
+            if attempt == 2:
+                raise
+            time.sleep(1)
+            continue
+        if answer.ok:
+            break
+        time.sleep(1)
+    assert answer.ok, answer.status
+    pixels = np.asarray(Image.open(io.BytesIO(answer.body())).convert("RGB"), dtype=int)
+    return int(np.all(np.abs(pixels - np.array(MARK_COLOUR)) <= 12, axis=2).sum())
+
+
+def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads: dict) -> float:
+    """Paste the 34-statement manuscript on the Verify page, review the list, run the check, read the
+    report, open rows' evidence (the passage marked on its page), sort, and download the three reports."""
+    page.get_by_role("radio", name="A whole manuscript").click()
+    expect(page).to_have_url(re.compile(r"/verify\?mode=manuscript$"))
+    page.get_by_role("textbox", name="Manuscript text").fill(manuscript_text())
+    page.get_by_role("button", name="Find the statements").click()
+    total = len(STATEMENTS)
+    expect(page.get_by_text(f"{total} checkable statements in pasted text")).to_be_visible(timeout=60_000)
+    run = page.get_by_role("button", name=f"Check {total} statements")
+    expect(run).to_be_enabled()
+    editor = page.locator('[data-testid="stDataFrame"]').first
+    wait_for_headers(page, editor, ("statement", "kind", "cited", "reference", "line"))
+    # the list can be edited: a row deleted (its row marker, then Delete) leaves one fewer to check;
+    # finding the statements again starts a fresh list
+    editor.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    box = editor.bounding_box()
+    page.mouse.click(box["x"] + 14, box["y"] + 36 + 80 // 2)
+    page.keyboard.press("Delete")
+    expect(page.get_by_role("button", name=f"Check {total - 1} statements")).to_be_visible()
+    page.get_by_role("button", name="Find the statements").click()
+    page.set_viewport_size({"width": WIDTH, "height": 2400})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / "e2e-10-statements.png"))
+    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+    t0 = time.monotonic()
+    run.click()
+    expect(page.locator('[data-testid="stProgress"]')).to_be_visible(timeout=60_000)
+    page.screenshot(path=str(SHOTS / "e2e-11-checking.png"))
+    counts = {v: expected_verdicts().count(v) for v in ("verbatim", "near_verbatim", "related", "not_found")}
+    misattributed = sum(1 for *_, flag in STATEMENTS if flag)
+    summary = (f"{total} statements: {counts['verbatim']} verbatim · {counts['near_verbatim']} near_verbatim · "
+               f"{counts['related']} related · {counts['not_found']} not_found · {misattributed} misattributed")
+    expect(page.get_by_text(summary)).to_be_visible(timeout=300_000)
+    seconds = time.monotonic() - t0
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+    # the report: its columns, the first rows' verdicts as shown, a row's evidence on its marked page
+    report = page.locator('[data-testid="stDataFrame"]').nth(1)
+    report.scroll_into_view_if_needed()
+    wait_for_headers(page, report, ("#", "statement", "verdict", "document", "page", "printed page", "similarity",
+                                    "changed words", "cited", "misattributed"))
+    evidence = page.locator('[class*="st-key-ms_evidence_"]')
+    expect(evidence.get_by_text("Statement #1", exact=False).first).to_be_visible()
+    image = evidence.locator('[data-testid="stImage"] img').first
+    expect(image).to_be_visible(timeout=60_000)
+    assert marked_pixels(context, url, image) > 200, "the passage is marked on the page image"
+    shot_element(page, evidence, "e2e-12-evidence-verbatim")
+
+    # a quote that crosses a page: both pages, each marked
+    pick = page.get_by_label("Evidence of statement")
+    choose(page, pick, "#16 ")
+    expect(evidence.get_by_text("Statement #16")).to_be_visible(timeout=30_000)
+    expect(evidence.get_by_text("The passage runs over 2 pages: each is shown.")).to_be_visible(timeout=60_000)
+    images = evidence.locator('[data-testid="stImage"] img')
+    expect(images).to_have_count(2, timeout=60_000)
+    for k in range(2):
+        assert marked_pixels(context, url, images.nth(k)) > 50, f"page {k + 1} of the passage is marked"
+    shot_element(page, evidence, "e2e-13-evidence-two-pages")
+
+    # a misquote: the changed words, word by word
+    choose(page, pick, "#19 ")
+    expect(evidence.get_by_text("Changed words: 8.5 → 2.5")).to_be_visible(timeout=30_000)
+    expect(evidence.locator("del.rc-del")).to_have_text("8.5")
+    expect(evidence.locator("ins.rc-ins")).to_have_text("2.5")
+    expect(evidence.locator('[data-testid="stImage"] img')).to_be_visible(timeout=60_000)
+    shot_element(page, evidence, "e2e-14-evidence-near-verbatim")
+
+    # a misattributed quote
+    choose(page, pick, "#32 ")
+    expect(evidence.get_by_text("Misattributed:")).to_be_visible(timeout=30_000)
+    shot_element(page, evidence, "e2e-15-evidence-misattributed")
+
+    # sorted by similarity (lowest first), a click on the first row opens a not_found statement
+    report.scroll_into_view_if_needed()
+    box = report.bounding_box()
+    # the header is drawn on a canvas: the similarity column starts after the tick box and the
+    # columns before it (their widths are set in pages/verify.py)
+    before = 40 + 370 + 112 + 210 + 56 + 76  # "#", statement, verdict, document, page, printed page
+    page.mouse.click(box["x"] + TICK_WIDTH + before + 30, box["y"] + 18)
+    page.wait_for_timeout(800)
+    page.mouse.click(box["x"] + 16, box["y"] + 36 + 80 // 2)  # the first row's tick box
+    expect(evidence.get_by_text("not_found —", exact=False)).to_be_visible(timeout=30_000)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / "e2e-16-report-sorted.png"))
+
+    # the downloads: the engine's CSV (UTF-8 with a BOM), JSON and self-contained HTML report
+    for kind, label in (("csv", "Download CSV"), ("json", "Download JSON"), ("html", "Download HTML report")):
+        with page.expect_download() as info:
+            page.get_by_role("button", name=label).click()
+        path = tmp_path / f"report.{kind}"
+        info.value.save_as(path)
+        assert info.value.suggested_filename == f"citation-check-pasted-text.{kind}"
+        downloads[kind] = path
+    data = downloads["csv"].read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf"), "the CSV starts with a byte-order mark"
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
+    assert [r["verdict"] for r in rows] == expected_verdicts()
+    assert [r["misattributed"] for r in rows] == ["yes" if flag else "no" for *_, flag in STATEMENTS]
+    for row, (_, verdict, source, page_number, _) in zip(rows, STATEMENTS, strict=True):
+        if source and verdict != "related":
+            assert row["source"] == source and row["page"] == str(page_number), row
+    report_json = json.loads(downloads["json"].read_text(encoding="utf-8"))
+    assert [r["verdict"] for r in report_json] == expected_verdicts()
+    report_html = downloads["html"].read_text(encoding="utf-8")
+    assert report_html.startswith("<!DOCTYPE html>") and "<script" not in report_html
+    assert not re.search(r"(src|href)=", report_html), "the HTML report loads nothing from elsewhere"
+    assert report_html.count("<tr>") == total + 1
+    return seconds
+
+
+def wait_for_headers(page, table, wanted: tuple[str, ...], timeout: float = 30) -> None:
+    """Wait until the table's column headers (drawn lazily) include every one of ``wanted``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        table.hover()
+        headers = [t.strip() for t in table.locator('[role="columnheader"]').all_inner_texts()]
+        if all(w in headers for w in wanted) or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(500)
+    for column in wanted:
+        assert column in headers, f"the table has no column {column!r}: {headers}"
+
+
+def choose(page, select, label_start: str) -> None:
+    """Pick the option of a select box that starts with ``label_start``."""
+    select.click()
+    page.keyboard.type(label_start)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(700)
+
+
+def shot_element(page, element, name: str) -> None:
+    """A screenshot of the page scrolled to ``element`` (its top in view)."""
+    element.scroll_into_view_if_needed()
+    element.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))

@@ -1,0 +1,313 @@
+"""The Verify page through AppTest: one statement (each verdict, its evidence on the PDF page) and a
+whole manuscript (statements found, edited, checked in a batch, reported, exported), with the same
+verdicts as ``rag-core check``.
+
+Runs against the session's collection of two real PDFs (tests/app/conftest.py).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+
+from rag_core.cli import main
+
+from .conftest import COLLECTION, REPO, small_pdfs
+from .manuscript import BERT, DPR, REFERENCES
+from .test_apptest import assert_clean, html_text, markdown_elements, notes, passages, start
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+PAGE = "pages/verify.py"
+CHECK = "FormSubmitter:verify_form-Check"
+FIND = "FormSubmitter:ms_form-Find the statements"
+BEACON = "127.0.0.1:9"
+
+# Seven statements over the two papers, one of each kind, in a paragraph and a reference list.
+SMALL = (
+    'Karpukhin et al. (2020) report that "our dense retriever outperforms a strong Lucene-BM25 system greatly by '
+    '9%-19% absolute in terms of top-20 passage retrieval accuracy". They add that "building the FAISS index on '
+    '21-million vectors on a single server takes 2.5 hours" [2]. BERT can be adapted to many tasks such as question '
+    'answering and inference by adding only one output layer, with no large task-specific changes to the '
+    'architecture [1]. Quantum gravity was solved by a committee of cats in 1850 [1]. Devlin et al. (2019) argue '
+    'that "the dense, latent semantic encoding is complementary to sparse representations by design". "This '
+    'creates B training instances in each batch, where there are B-1 negative passages for each question."\n\n'
+    f'=HYPERLINK("http://{BEACON}/x") says the **markdown** <img src=http://{BEACON}/y> claim [2].\n\n' + REFERENCES
+)
+SMALL_VERDICTS = ["verbatim", "near_verbatim", "related", "not_found", "verbatim", "verbatim", "not_found"]
+
+
+@pytest.fixture()
+def downloads(monkeypatch):
+    """The bytes of every download button the page makes, by file name."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    files: dict[str, bytes] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def recording(self, path_or_data, mimetype, kind, filename=None):
+        if filename:
+            files[filename] = path_or_data if isinstance(path_or_data, bytes) else str(path_or_data).encode()
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", recording)
+    return files
+
+
+def check_one(at: AppTest, statement: str, source: str | None = None) -> AppTest:
+    at.text_area(key="verify_quote").input(statement)
+    if source:
+        at.selectbox(key="verify_source").set_value(source)
+    at.button(key=CHECK).click().run()
+    assert_clean(at)
+    return at
+
+
+def shown(at: AppTest) -> str:
+    return "\n".join(html_text(at))
+
+
+def manuscript_mode(at: AppTest) -> AppTest:
+    at.segmented_control(key="verify_mode").set_value("manuscript").run()
+    assert_clean(at)
+    return at
+
+
+def find_statements(at: AppTest, text: str) -> AppTest:
+    at.text_area(key="ms_text").input(text)
+    at.button(key=FIND).click().run()
+    assert_clean(at)
+    return at
+
+
+def run_check(at: AppTest) -> AppTest:
+    at.button(key="ms_run").click().run()
+    assert_clean(at)
+    return at
+
+
+def report(at: AppTest):
+    [table] = [df for df in at.dataframe if (df.key or "").startswith("ms_report_")]
+    return table.value
+
+
+# ------------------------------------------------------------------ one statement
+
+
+def test_verbatim_names_the_folding_every_place_and_marks_the_page(built_data_dir, monkeypatch, real_quote):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    assert at.segmented_control(key="verify_mode").value == "statement"
+    check_one(at, real_quote)
+    [found] = notes(at, "success")
+    assert found.startswith("✓ verbatim — Found word for word") and small_pdfs()[0].name in found
+    assert "Word for word: the statement occurs in the document" in shown(at)
+    assert "No folding was needed" in shown(at) and "Where it occurs (1 place)" in [s.value for s in at.subheader]
+    assert passages(at) and '<mark class="rc-hit">' in passages(at)[0]
+    assert len(at.image) == 1 and "passage marked" in shown(at)
+
+    check_one(at, "  ".join(real_quote.upper().split(" ")))  # doubled spaces, upper case: found after folding
+    assert any("after folding" in n for n in notes(at, "success"))
+    assert re.search(r"Found after folding [^:]*letter case", shown(at))
+
+
+def test_a_quote_across_a_page_break_shows_both_pages(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "This creates B training instances in each batch, where there are B-1 negative passages for each "
+                  "question.")
+    assert notes(at, "success")[0].startswith("✓ verbatim")
+    assert "pp. 3–4" in shown(at)
+    assert len(at.image) == 2, "both pages of the passage are shown"
+    assert "The passage runs over 2 pages: each is shown." in shown(at)
+    assert re.search(r"Page 3: passage marked.*Page 4: passage marked", shown(at), re.DOTALL)
+
+
+def test_near_verbatim_shows_the_changed_words(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "However, building the FAISS index on 21-million vectors on a single server takes 2.5 hours.")
+    [near] = notes(at, "warning")
+    assert near.startswith("⚠ near_verbatim — Not found word for word") and "8.5 → 2.5" in near
+    assert "Changed words: 8.5 → 2.5" in shown(at)
+    assert re.search(r"Similarity 0\.9\d · Karpukhin et al\. 2020 · .*, p\. 7", shown(at))
+    [diff] = [h.value for h in at.html if 'data-testid="rc-word-diff"' in h.value]
+    assert '<del class="rc-del">8.5</del> <ins class="rc-ins">2.5</ins>' in diff
+    assert "the document's words" in shown(at) and len(at.image) == 1
+
+
+def test_related_marks_the_best_sentence_and_says_what_the_score_means(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "Indexing twenty-one million passage vectors with FAISS took about eight and a half hours on one "
+                  "server.")
+    [related] = notes(at, "info")
+    assert related.startswith("related — Not found word for word") and "read them to judge" in related
+    assert "Passages close in meaning" in [s.value for s in at.subheader]
+    assert "0.58 or more counts as related" in shown(at) and "read it and judge" in shown(at)
+    assert re.search(r"Best sentence \(marked\): meaning 0\.\d\d", shown(at))
+    assert all('<mark class="rc-hit">' in p for p in passages(at))
+    assert at.image, "the best passage's page is shown with its sentence marked"
+
+
+def test_not_found_still_shows_the_closest_passages(built_data_dir, monkeypatch, real_quote):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "Marathon runners who drink coffee before a race finish twelve minutes faster on average.")
+    assert notes(at, "warning")[0].startswith("⚠ not_found — Not found word for word")
+    assert "The closest passages (none close enough)" in [s.value for s in at.subheader]
+    assert passages(at)
+    check_one(at, real_quote, source=small_pdfs()[1].name)  # a real sentence of one paper, looked for in the other
+    assert "in the chosen document" in "\n".join(notes(at, "warning") + notes(at, "info"))
+
+
+def test_an_empty_statement_asks_for_one(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "   ")
+    assert [w.value for w in at.warning] == ["Paste a quote or type a claim first."]
+
+
+# ------------------------------------------------------------------ a whole manuscript
+
+
+def test_a_manuscript_checked_reported_and_exported(built_data_dir, monkeypatch, downloads):
+    at = manuscript_mode(start(built_data_dir, monkeypatch, PAGE))
+    assert "Paste a manuscript or upload a draft" in shown(at)
+    find_statements(at, SMALL)
+    [editor] = at.data_editor
+    assert editor.editing_mode == "dynamic" and len(editor.value) == 7
+    assert list(editor.value["cited"])[:2] == ["Karpukhin et al. (2020)", "[2]"]
+    assert editor.value["reference"][1].startswith("V. Karpukhin")
+    assert "7 checkable statements in pasted text: 4 quoted passages and 3 sentences with a citation marker" in \
+        shown(at)
+    assert at.button(key="ms_run").label == "Check 7 statements"
+    run_check(at)
+    table = report(at)
+    assert list(table.columns) == ["#", "statement", "verdict", "document", "page", "printed page", "similarity",
+                                   "changed words", "cited", "misattributed"]
+    assert list(table["verdict"]) == SMALL_VERDICTS
+    assert list(table["page"][:2]) == [1, 7] and table["changed words"][1] == "8.5 → 2.5"
+    assert table["misattributed"][4] == "found, but in a different document than the one cited"
+    assert (table["misattributed"].str.len() > 0).sum() == 1
+    assert table["document"][3] == "", "a not_found row names no document"
+    assert "7 statements: 3 verbatim · 1 near_verbatim · 1 related · 2 not_found · 1 misattributed" in shown(at)
+
+    # the evidence of a row: the misattributed quote, flagged, its passage marked on the page
+    at.selectbox(key="verify_report_pick").set_value(at.selectbox(key="verify_report_pick").options[4]).run()
+    assert_clean(at)
+    assert any(n.startswith("⚠ Misattributed: Found, but in a different document than the one cited")
+               for n in notes(at, "warning"))
+    assert "Cites: Devlin et al. (2019) (checked first: Devlin et al." in shown(at)
+    assert len(at.image) == 1 and "Page 1: passage marked" in shown(at)
+
+    # the downloads: the engine's CSV (BOM, formulas neutralised), JSON and HTML report
+    stem = "citation-check-pasted-text"
+    assert {f"{stem}.csv", f"{stem}.json", f"{stem}.html"} <= set(downloads)
+    data = downloads[f"{stem}.csv"]
+    assert data.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
+    assert [r["verdict"] for r in rows] == SMALL_VERDICTS
+    assert rows[6]["statement"].startswith("'=HYPERLINK(")
+    assert [r["verdict"] for r in json.loads(downloads[f"{stem}.json"])] == SMALL_VERDICTS
+    report_html = downloads[f"{stem}.html"].decode("utf-8")
+    assert "<script" not in report_html and f"<img src=http://{BEACON}" not in report_html
+    assert f"&lt;img src=http://{BEACON}/y&gt;" in report_html
+
+    # nothing from the manuscript reaches a markdown renderer
+    for element in markdown_elements(at):
+        assert BEACON not in element and "**markdown**" not in element, element
+
+
+def test_the_page_and_the_command_line_give_the_same_verdicts(built_data_dir, monkeypatch, tmp_path, capsys):
+    draft = tmp_path / "draft.txt"
+    draft.write_text(SMALL, encoding="utf-8")
+    assert main(["--data-dir", str(built_data_dir), "check", COLLECTION, str(draft), "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+
+    at = manuscript_mode(start(built_data_dir, monkeypatch, PAGE))
+    at.file_uploader(key="ms_file").set_value(("draft.txt", SMALL.encode("utf-8"), "text/plain"))
+    at.button(key=FIND).click().run()
+    assert_clean(at)
+    assert "7 checkable statements in draft.txt" in shown(at)
+    run_check(at)
+    table = report(at)
+    assert [row["verdict"] for row in cli] == list(table["verdict"]) == SMALL_VERDICTS
+    assert [bool(row["misattributed"]) for row in cli] == list(table["misattributed"].str.len() > 0)
+    found = [row for row in cli if row["verdict"] != "not_found"]
+    assert [row["page"] for row in found] == list(table["page"][table["verdict"] != "not_found"])
+    assert [row["source"] for row in cli[:2]] == [DPR, DPR] and cli[2]["source"] == BERT
+
+
+def test_edits_to_the_list_are_what_gets_checked(built_data_dir, monkeypatch):
+    at = manuscript_mode(start(built_data_dir, monkeypatch, PAGE))
+    find_statements(at, SMALL)
+    editor_key = at.data_editor[0].key
+    at.session_state[editor_key] = {
+        "edited_rows": {1: {"statement": "However, building the FAISS index on 21-million vectors on a single server "
+                                         "takes 8.5 hours."}},  # the misquote corrected
+        "added_rows": [{"statement": "BERT is conceptually simple and empirically powerful.", "kind": "claim",
+                        "cited": "(Karpukhin et al., 2020)"}],
+        "deleted_rows": [2, 3, 6],
+    }
+    at.run()
+    assert_clean(at)
+    assert at.button(key="ms_run").label == "Check 5 statements"
+    run_check(at)
+    table = report(at)
+    assert list(table["verdict"]) == ["verbatim"] * 5
+    assert table["statement"][4] == "BERT is conceptually simple and empirically powerful."
+    assert table["cited"][4] == "(Karpukhin et al., 2020)" and table["misattributed"][4] != ""
+
+
+def test_uploads_of_each_kind_and_an_unreadable_one(built_data_dir, monkeypatch, tmp_path):
+    import docx
+
+    at = manuscript_mode(start(built_data_dir, monkeypatch, PAGE))
+    document = docx.Document()
+    for paragraph in SMALL.split("\n\n"):
+        document.add_paragraph(paragraph)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    hostile_name = f"![f](https:{BEACON}) draft.docx"
+    at.file_uploader(key="ms_file").set_value((hostile_name, buffer.getvalue(), "application/octet-stream"))
+    at.button(key=FIND).click().run()
+    assert_clean(at)
+    assert f"7 checkable statements in {hostile_name}" in shown(at)
+    for element in markdown_elements(at):
+        assert BEACON not in element, element
+
+    latex = ("\\begin{document} Karpukhin et al. write that ``our dense retriever outperforms a strong Lucene-BM25 "
+             "system greatly'' \\cite{karpukhin2020}. \\end{document}")
+    at.file_uploader(key="ms_file").set_value(None)
+    find_statements(at, latex)  # pasted LaTeX is read as LaTeX
+    assert list(at.data_editor[0].value["cited"]) == ["\\cite{karpukhin2020}"]
+
+    at.file_uploader(key="ms_file").set_value(("draft.txt", b"\x00\x01binary", "text/plain"))
+    at.button(key=FIND).click().run()
+    assert_clean(at)
+    assert any("is not a text file" in n for n in notes(at, "error"))
+
+
+def test_a_manuscript_without_statements_can_still_be_given_some(built_data_dir, monkeypatch):
+    at = manuscript_mode(start(built_data_dir, monkeypatch, PAGE))
+    find_statements(at, "A draft with no quotes and no citation markers at all.")
+    assert "0 checkable statements in pasted text" in shown(at)
+    assert at.button(key="ms_run").disabled
+    at.session_state[at.data_editor[0].key] = {"edited_rows": {}, "deleted_rows": [],
+                                               "added_rows": [{"statement": "BERT is conceptually simple and "
+                                                                            "empirically powerful."}]}
+    at.run()
+    assert at.button(key="ms_run").label == "Check 1 statement" and not at.button(key="ms_run").disabled
+    run_check(at)
+    assert list(report(at)["verdict"]) == ["verbatim"]
+
+
+def test_the_address_opens_the_manuscript_mode(built_data_dir, monkeypatch):
+    monkeypatch.setenv("RAG_CORE_DATA_DIR", str(built_data_dir))
+    at = AppTest.from_file(str(REPO / PAGE), default_timeout=120)
+    at.query_params["mode"] = "manuscript"
+    at.run()
+    assert_clean(at)
+    assert at.segmented_control(key="verify_mode").value == "manuscript"
+    assert at.text_area(key="ms_text")
+    at.segmented_control(key="verify_mode").set_value("statement").run()
+    assert "mode" not in at.query_params

@@ -159,8 +159,14 @@ def cmd_search(args) -> int:
     elif args.mode == "dense":
         rows = search_dense(args.query, index, args.top, sources=sources)
     else:
-        kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
-        rows = search(args.query, index, top=args.top, rerank=True, pool=args.pool, sources=sources, **kwargs)
+        from .lab.config import collection_search_kwargs
+
+        kwargs = collection_search_kwargs(library.settings(args.collection))  # the collection's saved defaults
+        if args.pool is not None:
+            kwargs["pool"] = args.pool
+        if args.cross_encoder:
+            kwargs["cross_encoder_model"] = args.cross_encoder
+        rows = search(args.query, index, top=args.top, rerank=True, sources=sources, **kwargs)
     if args.json:
         payload = {"collection": args.collection, "query": args.query, "mode": args.mode, "results": rows}
         if args.mode == "hybrid" and rows:
@@ -299,6 +305,10 @@ def cmd_models(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    if args.collection:
+        return cmd_eval_collection(args)
+    if not args.dataset:
+        raise UsageError("give a BEIR dataset folder, or --collection NAME to evaluate a collection's judgments")
     from .evaluation import evaluate, format_table
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -312,6 +322,81 @@ def cmd_eval(args) -> int:
     results = evaluate(args.dataset, methods=methods, split=args.split, progress=progress, **kwargs)
     print(json.dumps(results, indent=1) if args.json else format_table(results))
     return EXIT_OK
+
+
+def cmd_eval_collection(args) -> int:
+    """``eval --collection``: the collection's own judgments, with the figures the app shows."""
+    from .lab.queryset import evaluate_collection, format_summary, summary_json
+
+    if args.dataset:
+        raise UsageError("give either a dataset folder or --collection, not both")
+    library = _library(args)
+    methods = None if args.methods == DEFAULT_EVAL_METHODS else args.methods
+    kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"[eval] {_line(message)}", file=sys.stderr, flush=True)
+
+    run = evaluate_collection(library, args.collection, methods=methods, progress=progress, **kwargs)
+    print(json.dumps(summary_json(run), ensure_ascii=False, indent=1) if args.json else _text(format_summary(run)))
+    return EXIT_OK
+
+
+def _text(text: str) -> str:
+    """Several lines of text that may hold a collection's or document's words, safe to print."""
+    return terminal_safe(text)
+
+
+def cmd_judgments(args) -> int:
+    from .lab.judgments import load_judgments
+    from .lab.transfer import export_judgments, import_judgments
+
+    library = _library(args)
+    if args.action == "export":
+        if not args.file:
+            raise UsageError("give the file to write: a .csv, a .zip or a folder (BEIR layout)")
+        result = export_judgments(library, args.collection, args.file)
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, indent=1))
+        else:
+            extra = (f", {result['qrels']} qrels over {result['passages']:,} passages"
+                     if "qrels" in result else "")
+            print(f"Wrote {result['judgments']} judgment(s) of {result['queries']} queries to "
+                  f"{_line(result['path'])} ({result['format']}{extra}).")
+            if result.get("left_out"):
+                print(f"{result['left_out']} judgment(s) are about documents no longer in the collection: kept in "
+                      "the collection, left out of the BEIR files (a .csv export has them).")
+        return EXIT_OK
+    if args.action == "import":
+        if not args.file:
+            raise UsageError("give the file to read: a .csv (query, document, quote, grade) or a BEIR folder/zip")
+        report = import_judgments(library, args.collection, args.file)
+        if args.json:
+            print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+        else:
+            print(report.summary())
+            for row, problem in report.problems:
+                print(f"  row {row}: {_line(problem)}")
+            for row, warning in report.warnings:
+                print(f"  row {row} (note): {_line(warning)}")
+        return EXIT_OK if report.imported or not report.rows else EXIT_FAILURE
+    judgments = load_judgments(library, args.collection)  # list
+    queries = judgments.queries()
+    if args.json:
+        print(json.dumps([{"query": q, "judgments": [j.to_dict() for j in judgments.for_query(q)]} for q in queries],
+                         ensure_ascii=False, indent=1))
+    elif not queries:
+        print(f"Collection {_line(repr(args.collection))} has no judgments yet.")
+    else:
+        for q in queries:
+            grades = [j.grade for j in judgments.for_query(q)]
+            counts = " ".join(f"{g}:{grades.count(g)}" for g in range(4) if grades.count(g))
+            print(f"{len(grades):4d} judged  [{counts}]  {_line(q)}")
+    return EXIT_OK
+
+
+DEFAULT_EVAL_METHODS = "tfidf,bm25,dense,hybrid"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -337,7 +422,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     p.add_argument("--top", type=int, default=5)
-    p.add_argument("--pool", type=int, default=DEFAULT_POOL, help="candidates per first-stage list (hybrid)")
+    p.add_argument("--pool", type=int, default=None,
+                   help=f"candidates per first-stage list (hybrid; default: the collection's saved setting, else "
+                        f"{DEFAULT_POOL})")
     p.add_argument("--regex", action="store_true", help="exact mode: the query is an RE2 regular expression")
     p.add_argument("--normalized", action="store_true",
                    help="exact mode: fold ligatures, hyphenation, spacing, quotes and dashes")
@@ -381,14 +468,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset")
-    p.add_argument("dataset", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
-    p.add_argument("--methods", default="tfidf,bm25,dense,hybrid")
+    p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset, "
+                                                       "or on a collection's own judgments (--collection)")
+    p.add_argument("dataset", nargs="?", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
+    p.add_argument("--collection", help="evaluate this collection's judgments instead (the relevance lab's figures; "
+                                        "methods default to every one that can run)")
+    p.add_argument("--methods", default=DEFAULT_EVAL_METHODS)
     p.add_argument("--split", choices=("test", "train", "dev"), default="test")
     p.add_argument("--cross-encoder", help="cross-encoder name or local folder (method hybrid_ce)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("judgments", parents=[common],
+                       help="import, export or list a collection's relevance judgments")
+    p.add_argument("action", choices=("import", "export", "list"))
+    p.add_argument("collection")
+    p.add_argument("file", nargs="?", help="export: .csv, .zip or a folder (BEIR layout); import: .csv "
+                                           "(query, document, quote, grade) or an exported BEIR folder/zip")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_judgments)
     return parser
 
 
@@ -397,12 +496,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
-            raise UsageError("a command is needed: ingest, search, list, remove, rename, embed, check-store, models "
-                             "or eval")
+            raise UsageError("a command is needed: ingest, search, list, remove, rename, embed, check-store, models, "
+                             "eval or judgments")
         args.data_dir = getattr(args, "data_dir", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")
-        if hasattr(args, "pool") and args.pool <= 0:
+        if getattr(args, "pool", None) is not None and args.pool <= 0:
             raise UsageError("--pool must be at least 1")
         return args.func(args)
     except UsageError as exc:

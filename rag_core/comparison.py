@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from .exact import search_exact
@@ -77,8 +77,14 @@ def compare(
     max_exact_hits: int = 10,
     context: int = 200,
     sources: Collection[str] | None = None,
+    search_options: Mapping | None = None,
 ) -> Comparison:
-    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists."""
+    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
+
+    ``search_options``: more keyword arguments of the hybrid :func:`~rag_core.retrieval.search`
+    (``fusion``, ``fusion_weights``, ``rrf_k``, ``with_bm25``, ``with_tfidf``), e.g. a
+    collection's saved defaults from :func:`rag_core.lab.config.collection_search_kwargs`.
+    """
     query = check_query(query)
     timings: dict[str, float] = {}
 
@@ -89,9 +95,11 @@ def compare(
 
     t0 = time.perf_counter()
     hybrid = search(query, index, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
-                    sources=sources)
+                    sources=sources, **dict(search_options or {}))
     timings["hybrid"] = (time.perf_counter() - t0) * 1000
     status = cross_encoder_status(cross_encoder_model)
+    if hybrid and hybrid[0].get("reranker_detail") and status.reranker is None:  # the fusion actually used
+        status = type(status)(hybrid[0]["reranker"], status.kind, hybrid[0]["reranker_detail"])
 
     t0 = time.perf_counter()
     exact_error = None

@@ -193,6 +193,9 @@ def search(
     fusion_weights: dict[str, float] | None = None,
     rrf_k: int = DEFAULT_RRF_K,
     sources: Collection[str] | None = None,
+    fusion: str | None = None,
+    with_tfidf: bool = True,
+    mmr_lambda: float | None = None,
 ) -> list[dict]:
     """Search ``index`` for ``query``; results best first.
 
@@ -204,6 +207,13 @@ def search(
     ``score_type`` "fused"; with ``DEFAULT_FUSION = "rrf"``, reciprocal rank fusion with
     ``rrf_k``, ``score_type`` "rrf"). Each row's ``reranker`` and ``reranker_detail`` say
     which. ``cosine`` is always the TF-IDF cosine.
+
+    ``fusion`` ("minmax", "zscore" or "rrf"; default ``DEFAULT_FUSION``) chooses how the
+    lists are fused when no cross-encoder reorders them; ``with_tfidf=False`` leaves the
+    TF-IDF list out of the pool (BM25 must then be in it). ``mmr_lambda`` (0 to 1) reorders
+    the ordered pool by maximal marginal relevance (:class:`~rag_core.rerankers.DiversityReranker`:
+    lower favours diversity); each row then has ``pre_mmr_rank``. A collection's saved choices
+    become these arguments through :func:`rag_core.lab.config.collection_search_kwargs`.
     """
     query = check_query(query)
     top = int(top)
@@ -213,6 +223,13 @@ def search(
         return search_lexical(query, index, top, method="tfidf", sources=sources)
     if int(pool) <= 0:
         raise ValueError(f"pool must be at least 1, got {pool}")
+    fusion = fusion or DEFAULT_FUSION
+    if fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+    if mmr_lambda is not None and not 0.0 <= float(mmr_lambda) <= 1.0:
+        raise ValueError(f"mmr_lambda must be between 0.0 and 1.0, got {mmr_lambda}")
+    if not with_tfidf and not with_bm25:
+        raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
     if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
         raise ValueError(
             f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
@@ -220,7 +237,7 @@ def search(
         )
     mask = _source_mask(index, sources)
     cos = index.tfidf_scores(query)
-    scores = {"tfidf": cos}
+    scores = {"tfidf": cos} if with_tfidf else {}
     if with_bm25:
         scores["bm25"] = index.bm25_scores(query)
     if index.embeddings is not None:
@@ -241,10 +258,19 @@ def search(
         ordered = sorted(zip(candidates, ce_scores, truncated), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
-        fused = fuse_candidates(scores, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)
+        fused = fuse_candidates(scores, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k, kind=fusion)
         ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
-        score_type = fusion_score_type()
+        score_type = fusion_score_type(fusion)
+        if fusion != DEFAULT_FUSION:  # the cached status names the default fusion
+            status = RerankerStatus(score_type, status.kind, status.detail.replace(
+                FUSION_DESCRIPTIONS[DEFAULT_FUSION], FUSION_DESCRIPTIONS[fusion]))
 
+    pre_mmr = None
+    if mmr_lambda is not None:
+        pre_mmr = {i: r for r, (i, _, _) in enumerate(ordered, start=1)}
+        ordered = _mmr_order(index, ordered, float(mmr_lambda))
+        status = RerankerStatus("mmr", status.kind, f"{status.detail} Then maximal marginal relevance "
+                                f"(λ={float(mmr_lambda):g}) reordered the pool for diversity.")
     results = []
     for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
         row = _row(index, i, rank, score, score_type, cos[i])
@@ -267,5 +293,21 @@ def search(
             reranker_detail=status.detail,
             truncated=bool(cut) if cut is not None else None,
         )
+        if pre_mmr is not None:
+            row["pre_mmr_rank"] = pre_mmr[i]
         results.append(row)
     return results
+
+
+def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> list[tuple]:
+    """``ordered`` (candidate, score, cut) reordered by maximal marginal relevance."""
+    from .rerankers.diversity import DiversityReranker
+
+    def vector(i: int):
+        if index.embeddings is None or (index.dense_mask is not None and not index.dense_mask[i]):
+            return None
+        return index.embeddings[i]
+
+    items = [{"text": index.chunks[i]["text"], "score": float(score), "embedding": vector(i), "item": (i, score, cut)}
+             for i, score, cut in ordered]
+    return [r["item"] for r in DiversityReranker(lambda_param).rerank("", items)]

@@ -162,13 +162,14 @@ class Passages:
 
 
 def passages_of(index, documents: Sequence[Mapping] = ()) -> Passages:
-    """Key every chunk of ``index`` (documents: the collection's records, for their SHA-256)."""
+    """Key every chunk of ``index`` (documents: the collection's records, for their SHA-256);
+    ``index`` None (an empty collection) has no passages."""
     sha_by_doc_id = {d["doc_id"]: d["sha256"] for d in documents if d.get("sha256")}
     keys: list[PassageKey] = []
     by_key: dict[PassageKey, int] = {}
     by_doc: dict[str, list[int]] = {}
     sources: dict[str, str] = {}
-    for i, chunk in enumerate(index.chunks):
+    for i, chunk in enumerate(index.chunks if index is not None else ()):
         doc = sha_by_doc_id.get(chunk.get("doc_id") or "") or chunk.get("doc_id") or (
             "source:" + hashlib.sha256(chunk["source"].encode("utf-8", "surrogatepass")).hexdigest())
         start, end = chunk.get("start"), chunk.get("end")

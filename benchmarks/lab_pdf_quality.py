@@ -7,7 +7,8 @@ against every variant of how PDFs are chunked and embedded:
 * ``fixed``: :func:`rag_core.chunking.chunk_pages` at fixed strides (cuts words);
 * ``words``: chunk boundaries between words (``word_boundaries=True``);
 * ``+context``: each chunk carries its document title and section heading for BM25 and the
-  bi-encoder (:mod:`rag_core.passage_context`);
+  bi-encoder (:mod:`rag_core.passage_context`); ``+title`` / ``+section``: only one of them;
+  ``+title-bm25`` (etc.): BM25 reads it, the bi-encoder embeds the plain text;
 * long-text mode of the bi-encoder: ``truncate`` or ``windows``.
 
 Every method ranks as the product does (:func:`rag_core.lab.queryset.evaluate_judged`), with
@@ -38,7 +39,7 @@ from rag_core.lab.judgments import Judgments  # noqa: E402
 from rag_core.lab.methods import method_label  # noqa: E402
 from rag_core.lab.queryset import evaluate_judged  # noqa: E402
 from rag_core.lab.transfer import judgments_from_rows, parse_csv  # noqa: E402
-from rag_core.passage_context import chunk_pdf  # noqa: E402
+from rag_core.passage_context import chunk_pdf, guess_title  # noqa: E402
 from rag_core.settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS  # noqa: E402
 
 METHODS = "tfidf,bm25,dense,hybrid,hybrid_mmr"
@@ -63,17 +64,30 @@ def extract_all(folder: Path) -> list[tuple[str, str, list]]:
     return out
 
 
-def build(documents, *, word_boundaries: bool, context: bool, long_text: str):
+def build(documents, *, word_boundaries: bool, context: str, long_text: str):
+    """``context``: "" (none), "context" (title and section heading), "title" or "section"; with
+    "-bm25" (e.g. "title-bm25") only BM25 reads it, the bi-encoder embeds the plain text."""
+    bm25_only = context.endswith("-bm25")
+    context = context.removesuffix("-bm25")
     chunks, records = [], []
     for source, sha, pages in documents:
         pieces = chunk_pdf(pages, source, CHUNK_SIZE_CHARS, CHUNK_OVERLAP_CHARS, word_boundaries=word_boundaries,
-                           context=context)
+                           context=bool(context))
+        if context in ("title", "section"):
+            title = guess_title(next((p.text for p in pages if p.text.strip()), ""))
+            for piece in pieces:
+                parts = piece.get("context", "").split(" — ", 1) if title else ["", piece.get("context", "")]
+                kept = (parts[0] if context == "title" else (parts[1] if len(parts) > 1 else "")).strip()
+                if kept:
+                    piece["context"] = kept
+                else:
+                    piece.pop("context", None)
         for piece in pieces:
             piece["doc_id"] = sha[:16]
         chunks.extend(pieces)
         records.append({"doc_id": sha[:16], "sha256": sha, "source": source})
-    embeddings = cached_embeddings([{"text": index_text(c)} for c in chunks], long_text=long_text,
-                                   progress=lambda m: say(m))
+    embedded = [{"text": c["text"] if bm25_only else index_text(c)} for c in chunks]
+    embeddings = cached_embeddings(embedded, long_text=long_text, progress=lambda m: say(m))
     index = build_index_from_chunks(chunks, embeddings=embeddings, compute_embeddings=False, long_text=long_text)
     return index, records
 
@@ -94,8 +108,9 @@ def main(argv=None) -> int:
         for long_text in [m.strip() for m in args.long_text.split(",") if m.strip()]:
             name = f"{variant}/{long_text}"
             say(f"{name}: chunking and embedding")
-            index, records = build(documents, word_boundaries=variant.startswith("words"),
-                                   context=variant.endswith("+context"), long_text=long_text)
+            context = variant.split("+", 1)[1] if "+" in variant else ""
+            index, records = build(documents, word_boundaries=variant.startswith("words"), context=context,
+                                   long_text=long_text)
             records_j, report = judgments_from_rows(rows, index, records)
             if report.problems:
                 say(f"{name}: {len(report.problems)} question rows could not be placed: {report.problems[:3]}")

@@ -7,7 +7,8 @@ import time
 import pandas as pd
 import streamlit as st
 
-from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
+from pages.common import lab_ui
+from pages.common.layout import PAGES, link, note, passage_box, run_page, show_error, text_line
 from pages.common.state import (
     document_titles,
     library,
@@ -20,8 +21,11 @@ from pages.common.state import (
 )
 from rag_core.comparison import compare
 from rag_core.export import comparison_csv, comparison_json
+from rag_core.lab.config import SearchConfig
+from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
+from rag_core.lab.methods import first_stage_text, hybrid_method, mark_movement, method_label, run_method, run_methods
+from rag_core.lab.metrics import LOWER_BOUND_NOTE
 from rag_core.render import page_label, snippet
-from rag_core.settings import DEFAULT_POOL
 
 RESULT_KEY = "cmp_result"
 PICK_KEY = "cmp_passage"
@@ -39,11 +43,21 @@ SCORE_WORDS = {
     "rrf": "Score: reciprocal rank fusion of the first-stage lists.",
 }
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
+UNJUDGED_KEY = "cmp_only_unjudged"
+AUTORUN_KEY = "cmp_autorun"  # set by the Relevance lab page: search this question at once
+SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
+JUDGE_ERROR_KEY = "cmp_judge_error"
+LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "cross_encoder")  # judged too, for their metrics
 ROW_HEIGHT = 92  # five lines of wrapped text: document, page, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 COLUMNS = {  # widths (px) that fit three lists side by side in a 1600 px window, headers whole
     "#": NUM(width=36, help="Rank in this list"),
+    "grade": TEXT(width=50, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
+                                 "2 relevant, 3 exactly what was asked; ≈ mapped from an earlier chunking; "
+                                 "– not judged yet (judge below)"),
+    "vs before": TEXT(width=74, help="How the last change of the hybrid settings moved it (old→new rank); "
+                                     "★ new: not in the list before"),
     "→ hybrid": TEXT(width=74, help="Its rank in the hybrid list; ✕: not in the hybrid top-k"),
     "vs TF-IDF": TEXT(width=80, help="▲ moved up, ▼ moved down from its TF-IDF rank (old→new); "
                                      "★ new: not in the TF-IDF list"),
@@ -52,8 +66,8 @@ COLUMNS = {  # widths (px) that fit three lists side by side in a 1600 px window
     "score": NUM(format="%.4f", width=64, help="The list's own ordering score (see above the list)"),
     "cosine": NUM(format="%.3f", width=62, help="TF-IDF cosine of the passage to the question"),
     "dense": NUM(format="%.3f", width=58, help="Bi-encoder (embedding) cosine of the passage to the question"),
-    "found by": TEXT(width=88, help="Which first-stage list put it in the candidate pool: tfidf, bm25, "
-                                    "dense, or both (lexical and dense)"),
+    "first stage": TEXT(width=84, help="Why it is here: its rank in each first-stage list (TF-IDF, BM25, "
+                                       "dense) that put it in the candidate pool; – : not in that list's top pool"),
     "in lists": TEXT(width=96, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
 }
 
@@ -67,6 +81,15 @@ def movement_label(row: dict) -> str:
     return f"{marker} same"
 
 
+def previous_label(row: dict) -> str:
+    move, marker = row.get("movement_vs_previous"), MOVE_MARKERS.get(row.get("movement_vs_previous"), "")
+    if move == "new":
+        return f"{marker} new"
+    if move in ("up", "down"):
+        return f"{marker} {row.get('previous_rank')}→{row['rank']}"
+    return f"{marker} same" if move else ""
+
+
 def passage_cell(row: dict, titles: dict, query: str) -> str:
     if row.get("score_type") == "exact":  # around the match itself
         text, query = row.get("snippet") or "", row.get("match") or query
@@ -75,21 +98,30 @@ def passage_cell(row: dict, titles: dict, query: str) -> str:
     return f"{title_of(row, titles)} · {page_label(row)} — {snippet(text, query, chars=150)}"
 
 
-def list_frame(kind: str, rows: list[dict], titles: dict, query: str) -> pd.DataFrame:
-    """The table of one list: rank, how it compares, the passage, the numbers."""
+def first_stage_cell(row: dict) -> str:
+    return first_stage_text(row).replace(" · ", "\n") or (row.get("found_by") or "")
+
+
+def list_frame(kind: str, rows: list[dict], titles: dict, query: str, grades: dict | None = None,
+               with_previous: bool = False) -> pd.DataFrame:
+    """The table of one list: rank, grade, how it compares, the passage, the numbers."""
     records = []
     for r in rows:
         item = {"#": r["rank"]}
+        if grades is not None:
+            item["grade"] = lab_ui.grade_text(grades.get(r["chunk_index"]))
         if kind == "tfidf":
             item["→ hybrid"] = f"→ {r['hybrid_list_rank']}" if r.get("hybrid_list_rank") else "✕"
         elif kind == "hybrid":
+            if with_previous:
+                item["vs before"] = previous_label(r)
             item["vs TF-IDF"] = movement_label(r)
         item["passage"] = passage_cell(r, titles, query)
         if kind == "tfidf":
             item["cosine"] = r["cosine"]
         elif kind == "hybrid":
             item.update({"score": r["score"], "cosine": r["cosine"], "dense": r.get("dense_cosine"),
-                         "found by": r.get("found_by") or ""})
+                         "first stage": first_stage_cell(r)})
         else:
             item["in lists"] = (f"TF-IDF {r.get('tfidf_list_rank') or '–'}\n"
                                 f"hybrid {r.get('hybrid_list_rank') or '–'}")
@@ -121,37 +153,85 @@ def controls(lib) -> None:
         query = q_col.text_input("Question, claim or key words", key="cmp_query",
                                  placeholder="e.g. how does masked language modelling work?", max_chars=10_000)
         submitted = b_col.form_submit_button("Compare", type="primary", width="stretch")
-        c1, c2, c3, c4 = st.columns([1, 1, 2, 3])
+        c1, c3, c4 = st.columns([1, 2, 3])
         top = c1.number_input("Top-k", min_value=1, max_value=100, value=10, step=1, key="cmp_top",
                               help="How many passages each list shows")
-        pool = c2.number_input("Pool size", min_value=1, max_value=1000, value=DEFAULT_POOL, step=10,
-                               key="cmp_pool", help="Candidates taken from each first-stage list (TF-IDF, "
-                                                    "BM25, dense) before the hybrid reordering")
         mode = c3.selectbox("Exact search", list(EXACT_MODES), format_func=EXACT_MODES.get, key="cmp_mode")
         phrase = c4.text_input("Exact phrase (optional)", key="cmp_phrase",
                                help="By default the exact list looks for the question itself; type a "
                                     "shorter phrase here to look for that instead.")
-    if not submitted:
+    prefs = preferences()
+    config = lab_ui.knob_panel(lib, name, prefix="cmp", ce_available=lab_ui.has_cross_encoder(
+        prefs.cross_encoder_model))
+    autorun = st.session_state.pop(AUTORUN_KEY, None)
+    if autorun and not submitted:
+        submitted, query = True, autorun
+    if submitted:
+        if not (query or "").strip():
+            st.warning("Type a question, a claim or some key words first.")
+            return
+        phrase = (phrase or "").strip() or None
+        request = {"collection": name, "query": query, "top": int(top), "mode": mode, "phrase": phrase,
+                   "source": source}
+        run_search(lib, request, config)
         return
-    if not (query or "").strip():
-        st.warning("Type a question, a claim or some key words first.")
-        return
+    stored = st.session_state.get(RESULT_KEY)
+    if stored and stored["request"]["collection"] == name and stored["config"] != config.to_dict():
+        run_search(lib, stored["request"], config, previous=stored)  # a knob changed: re-run, keep the old list
+
+
+def run_search(lib, request: dict, config: SearchConfig, previous: dict | None = None) -> None:
+    """Search three ways with ``config`` (and every method for the metrics); keep it in the session."""
+    name = request["collection"]
     index = searchable_index(name)
     if index is None:
         return
     prefs = preferences()
-    phrase = (phrase or "").strip() or None
+    method = hybrid_method(config, prefs.cross_encoder_model)
+    options = config.search_kwargs()
+    pool = options.pop("pool")
+    if method == "hybrid_mmr":
+        options["mmr_lambda"] = float(config.mmr_lambda)
+    sources = None if request["source"] == "All documents" else [request["source"]]
     with st.spinner("Searching three ways…"):
-        result = compare(query, index, top=int(top), pool=int(pool), exact_mode=mode, exact_query=phrase,
-                         cross_encoder_model=prefs.cross_encoder_model,
-                         sources=None if source == "All documents" else [source])
+        result = compare(request["query"], index, top=request["top"], pool=pool, exact_mode=request["mode"],
+                         exact_query=request["phrase"], sources=sources, search_options=options,
+                         cross_encoder_model=prefs.cross_encoder_model if method == "cross_encoder" else "")
+        lists = run_methods(result.query, index, config, top=10, cross_encoder_model=prefs.cross_encoder_model,
+                            sources=sources)
+        pool_rows = run_method(method, result.query, index, config, top=request["top"], whole_pool=True,
+                               cross_encoder_model=prefs.cross_encoder_model, sources=sources)
+    comparison = result.to_dict()
+    dropped = []
+    if previous is not None and previous.get("request") == request:
+        dropped = mark_movement(comparison["hybrid"], previous["comparison"]["hybrid"])
+    else:
+        previous = None
     settings = {"collection": name, "collection_version": lib.version(name), "query": result.query,
-                "exact_phrase": phrase, "top_k": int(top), "pool_per_list": int(pool),
-                "reranker": result.reranker_detail, "exact_mode": mode,
-                "documents": source, "searched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-    st.session_state[RESULT_KEY] = {"settings": settings, "comparison": result.to_dict(),
-                                    "run": st.session_state.get(RESULT_KEY, {}).get("run", 0) + 1}
+                "exact_phrase": request["phrase"], "top_k": request["top"], "pool_per_list": pool,
+                "reranker": result.reranker_detail, "exact_mode": request["mode"],
+                "documents": request["source"], "searched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "hybrid_settings": config.describe(), "hybrid_method": method_label(method)}
+    st.session_state[RESULT_KEY] = {
+        "settings": settings, "comparison": comparison, "request": request, "config": config.to_dict(),
+        "method": method, "lists": _slim_lists(lists), "pool_rows": _slim(pool_rows), "dropped": _slim(dropped),
+        "previous": None if previous is None else {"config": previous["config"], "lists": previous["lists"],
+                                                   "method": previous["method"]},
+        "run": st.session_state.get(RESULT_KEY, {}).get("run", 0) + 1,
+    }
     st.session_state.pop(PICK_KEY, None)
+
+
+SLIM_KEYS = ("rank", "chunk_index", "source", "doc_id", "page_start", "page_end", "page_label", "score",
+             "first_stage_ranks", "pre_mmr_rank", "found_by")
+
+
+def _slim(rows: list[dict]) -> list[dict]:
+    return [{k: r.get(k) for k in SLIM_KEYS} for r in rows]
+
+
+def _slim_lists(lists: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    return {m: _slim(rows) for m, rows in lists.items()}
 
 
 # ---------------------------------------------------------------- the three lists
@@ -202,7 +282,8 @@ def show_results(lib) -> None:
     stored = st.session_state.get(RESULT_KEY)
     if not stored:
         st.caption("Type a question and press **Compare**: the three lists appear side by side; clicking a row "
-                   "opens the whole passage with its PDF page.")
+                   "opens the whole passage with its PDF page. Judge passages below the lists to see which "
+                   "method wins.")
         return
     settings, result = stored["settings"], stored["comparison"]
     name = settings["collection"]
@@ -217,6 +298,10 @@ def show_results(lib) -> None:
     text_line("Hybrid reranker:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
     if not (result["tfidf"] or result["exact"] or result.get("lexical_match", True)):
         note("warning", "Nothing in the collection matches the question word for word.")
+    index = None if stale else load_index(name)
+    grades = {}
+    if index is not None:
+        _, _, grades = lab_ui.judgments_and_grades(lib, name, index, result["query"])
 
     def picked(kind: str, key: str):
         def callback():
@@ -226,7 +311,8 @@ def show_results(lib) -> None:
                 st.session_state[OPEN_KEY] = True
         return callback
 
-    for col, kind in zip(st.columns([1, 1.45, 0.95], gap="small"), ("tfidf", "hybrid", "exact"), strict=True):
+    with_previous = stored.get("previous") is not None
+    for col, kind in zip(st.columns([1, 1.6, 0.95], gap="small"), ("tfidf", "hybrid", "exact"), strict=True):
         with col:
             ms = result.get("timings_ms", {}).get(kind)
             st.subheader(LIST_TITLES[kind] + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
@@ -236,10 +322,12 @@ def show_results(lib) -> None:
             if not rows:
                 continue
             key = f"table_{kind}_{stored['run']}"
-            st.dataframe(list_frame(kind, rows, titles, result["query"]), hide_index=True, width="stretch",
-                         column_config=COLUMNS, key=key, on_select=picked(kind, key),
-                         selection_mode="single-row", row_height=ROW_HEIGHT, placeholder="",
-                         height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
+            st.dataframe(list_frame(kind, rows, titles, result["query"], grades, with_previous and kind == "hybrid"),
+                         hide_index=True, width="stretch", column_config=COLUMNS, key=key,
+                         on_select=picked(kind, key), selection_mode="single-row", row_height=ROW_HEIGHT,
+                         placeholder="", height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
+            if kind == "hybrid" and with_previous:
+                moved_note(stored, titles)
 
     options = {option_label(k, r): (k, i) for k in ("tfidf", "hybrid", "exact") for i, r in enumerate(result[k])}
     if not options:
@@ -258,14 +346,198 @@ def show_results(lib) -> None:
                              key="cmp_json", width="stretch")
     if st.session_state.pop(OPEN_KEY, False):
         kind, i = options[st.session_state[PICK_KEY]]
-        passage_dialog(lib, name, result, kind, i, stale, titles)
+        passage_dialog(lib, name, result, kind, i, stale, titles, grades)
+    if index is not None:
+        lab_panel(lib, name, index, stored, titles, grades)
+
+
+def moved_note(stored: dict, titles: dict) -> None:
+    """Under the hybrid list after a settings change: what changed and what fell out."""
+    before = SearchConfig.from_dict(stored["previous"]["config"], strict=False)
+    now = SearchConfig.from_dict(stored["config"], strict=False)
+    changed = [f"{k.replace('_', ' ')} {getattr(before, k)} → {getattr(now, k)}" for k in lab_ui.KNOBS
+               if getattr(before, k) != getattr(now, k)]
+    text_line("Compared with the settings before:", "; ".join(changed) or "same settings",
+              bold_first=True, muted=True, sep=" ")
+    dropped = stored.get("dropped") or []
+    if dropped:
+        text_line("Fell out of this list:", "; ".join(f"#{r['rank']} {title_of(r, titles)}, {page_label(r)}"
+                                                      for r in dropped), bold_first=True, muted=True, sep=" ")
+
+
+# ---------------------------------------------------------------- the relevance lab for this question
+
+
+def judge(lib, name: str, query: str, chunk_index: int, grade: int | None) -> None:
+    """Keep (or, with None, forget) a grade of one passage for this question."""
+    try:
+        index = load_index(name)
+        from rag_core.lab.judgments import passages_of
+
+        passages = passages_of(index, lib.documents(name))
+        if grade is None:
+            set_grade(lib, name, query=query, key=passages.keys[chunk_index])
+        else:
+            set_grade(lib, name, make_judgment(query, passages, chunk_index, grade,
+                                               index.chunks[chunk_index]["text"]))
+    except Exception as exc:  # noqa: BLE001 - shown on the page after the rerun
+        st.session_state[JUDGE_ERROR_KEY] = exc
+
+
+def judge_pool(stored: dict) -> list[tuple[int, dict[str, int]]]:
+    """Every passage of every list (shown lists and the other methods' top 10), best rank first."""
+    result = stored["comparison"]
+    hybrid_name = method_label(stored["method"])
+    lists = {"TF-IDF": result["tfidf"], hybrid_name: result["hybrid"], "exact": result["exact"]}
+    for method in LAB_LISTS:
+        label = method_label(method)
+        if method in stored["lists"] and label not in lists:
+            lists[label] = stored["lists"][method]
+    ranks: dict[int, dict[str, int]] = {}
+    for label, rows in lists.items():
+        for row in rows:
+            ranks.setdefault(row["chunk_index"], {}).setdefault(label, row["rank"])
+    return sorted(ranks.items(), key=lambda t: (min(t[1].values()), -len(t[1]), t[0]))
+
+
+def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -> None:
+    st.divider()
+    st.subheader("Which method wins for this question?", anchor=False)
+    error = st.session_state.pop(JUDGE_ERROR_KEY, None)
+    if error is not None:
+        show_error(error)
+    lists = stored["lists"]
+    previous = stored["previous"]["lists"] if stored.get("previous") else None
+    frame = lab_ui.metrics_frame(lists, grades, previous)
+    if not any(g.grade >= 2 for g in grades.values()):
+        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): the metrics fill in "
+                     "once at least one passage is graded 2 or 3.")
+    st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}")
+    if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
+        st.caption(LOWER_BOUND_NOTE)
+    st.caption(f"Every method uses these hybrid settings: {SearchConfig.from_dict(stored['config']).describe()}. "
+               "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
+               "as gains. All figures for the query set: Relevance lab page.")
+    judge_tab, slope_tab, overlap_tab = st.tabs(["Judge passages", "What the reranker did",
+                                                 "How different are the lists?"])
+    with judge_tab:
+        judge_section(lib, name, index, stored, titles, grades)
+    with slope_tab:
+        slope_section(stored, titles, grades)
+    with overlap_tab:
+        overlap_section(stored)
+
+
+def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dict) -> None:
+    query = stored["comparison"]["query"]
+    pool = judge_pool(stored)
+    judged = sum(1 for i, _ in pool if i in grades)
+    text_line(f"{judged} of {len(pool)} passages in these lists are judged for this question.", muted=True)
+    fast_pass(lib, name, index, stored, titles, grades, pool)
+    only = st.toggle("Show only unjudged passages", key=UNJUDGED_KEY)
+    shown = [(i, ranks) for i, ranks in pool if not (only and i in grades)]
+    if not shown:
+        note("success", "Every passage of these lists is judged for this question.")
+    for i, ranks in shown:
+        row = index.chunks[i]
+        with st.container(border=True):
+            left, right = st.columns([1.15, 4], vertical_alignment="top")
+            key = f"grade_{stored['run']}_{i}"
+            current = grades.get(i)
+            st.session_state[key] = current.grade if current is not None and not current.mapped else None
+
+            def changed(key=key, i=i):
+                judge(lib, name, query, i, st.session_state[key])
+
+            left.segmented_control("Grade", list(GRADES), format_func=lambda g: str(g), key=key, on_change=changed,
+                                   label_visibility="collapsed", help="0 not relevant · 1 related · 2 relevant · "
+                                                                      "3 exactly what was asked (click again: "
+                                                                      "clear)")
+            if current is not None and current.mapped:
+                left.caption(f"≈{current.grade}, mapped from an earlier chunking: click to confirm")
+            where = " · ".join(f"{label} #{rank}" for label, rank in ranks.items())
+            with right:
+                text_line(title_of({**row, "doc_id": row.get("doc_id")}, titles), page_label(row), where,
+                          bold_first=True)
+                text_line(snippet(row["text"], query, chars=320), muted=True)
+
+
+def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, pool: list) -> None:
+    """One unjudged passage at a time, graded with a click or the keys 0-3 (S skips)."""
+    query = stored["comparison"]["query"]
+    skipped = st.session_state.setdefault(SKIPPED_KEY, {}).setdefault(stored["run"], [])
+    waiting = [(i, ranks) for i, ranks in pool if i not in grades and i not in skipped]
+    with st.container(border=True):
+        if not waiting:
+            text_line("Fast pass: nothing left to judge" + (" (some were skipped)." if skipped else "."),
+                      bold_first=True)
+            if skipped and st.button("Go over the skipped ones", key="fast_reset"):
+                skipped.clear()
+                st.rerun()
+            return
+        i, ranks = waiting[0]
+        row = index.chunks[i]
+        text_line(f"Fast pass · {len(waiting)} to judge", title_of(row, titles), page_label(row),
+                  " · ".join(f"{label} #{rank}" for label, rank in ranks.items()), bold_first=True)
+        passage_box(row["text"], query, short=True)
+
+        def grade_it(g: int, i=i):
+            judge(lib, name, query, i, g)
+
+        def skip_it(i=i):
+            skipped.append(i)
+
+        buttons = st.container(horizontal=True, gap="small")
+        for g in GRADES:
+            buttons.button(GRADE_SHORT[g], key=f"fast_{g}", on_click=grade_it, args=(g,), shortcut=str(g),
+                           type="primary" if g == 3 else "secondary")
+        buttons.button("Skip", key="fast_skip", on_click=skip_it, shortcut="S")
+        st.caption("Keys: 0 not relevant · 1 related · 2 relevant · 3 exactly what was asked · S skip "
+                   "(when the cursor is not in a text box).")
+
+
+def slope_section(stored: dict, titles: dict, grades: dict) -> None:
+    rows = stored.get("pool_rows") or []
+    top = stored["request"]["top"]
+    if not rows or not any(r.get("first_stage_ranks") for r in rows):
+        st.caption("The hybrid list has no first-stage ranks to draw.")
+        return
+    labels = {r["chunk_index"]: f"{title_of(r, titles)}, {page_label(r)}" for r in rows}
+    frame = lab_ui.slope_frame(rows, grades, top, labels)
+    how = {"cross_encoder": "the cross-encoder re-read", "hybrid_mmr": "fusion and then MMR reordered",
+           "hybrid": "fusion reordered"}[stored["method"]]
+    st.caption(f"Each line is a passage: on the left its best rank in the first-stage lists (TF-IDF, BM25, dense), "
+               f"on the right its rank after {how} the pool of {len(rows)} candidates. Lines ending at "
+               f"{top + 1} fell out of the top {top}; colours are your grades.")
+    st.altair_chart(lab_ui.slope_chart(frame, top), width="stretch")
+
+
+def overlap_section(stored: dict) -> None:
+    lists = {method_label(m): [r["chunk_index"] for r in rows] for m, rows in stored["lists"].items()}
+    exact = stored["comparison"]["exact"]
+    if exact:
+        lists["exact"] = [h["chunk_index"] for h in exact]
+    if len(lists) < 2:
+        st.caption("Only one list: nothing to compare.")
+        return
+    overlap, rbo = lab_ui.overlap_frames(lists)
+    st.caption("No judgments needed: how much two methods agree on this question. Overlap@10: share of the top "
+               "10 they have in common. Rank-biased overlap (p = 0.9): agreement weighted to the top ranks "
+               "(1 the same order, 0 nothing in common).")
+    left, right = st.columns(2)
+    fmt = {c: st.column_config.NumberColumn(format="%.2f") for c in overlap.columns}
+    left.markdown("**Overlap@10**")
+    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}")
+    right.markdown("**Rank-biased overlap**")
+    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}")
 
 
 # ---------------------------------------------------------------- one passage
 
 
 @st.dialog("Passage", width="large")
-def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict) -> None:
+def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict,
+                   grades: dict | None = None) -> None:
     row = result[kind][i]
     text, spans = row.get("text"), None
     if kind == "exact":
@@ -293,6 +565,16 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
         st.caption(" · ".join(facts))
     else:
         text_line("Match:", f"“{row['match']}”", bold_first=True, muted=True, sep=" ")
+    if not stale and grades is not None:
+        current = grades.get(row["chunk_index"])
+        line = st.container(horizontal=True, gap="small", vertical_alignment="center")
+        line.html(f'<div class="rc-line"><strong>Your grade for this question:</strong> '
+                  f'{lab_ui.grade_text(current)}</div>', width="content")
+        for g in GRADES:
+            if line.button(GRADE_SHORT[g], key=f"dialog_grade_{g}",
+                           type="primary" if current is not None and current.grade == g else "secondary"):
+                judge(lib, name, result["query"], row["chunk_index"], g)
+                st.rerun()
     left, right = st.columns([3, 2], gap="large")
     with left:
         passage_box(text, result["query"], spans)
@@ -307,7 +589,7 @@ def body() -> None:
     st.title(":material/compare_arrows: Compare searches", anchor=False)
     st.caption("One question, three ways of finding passages: lexical TF-IDF, hybrid (BM25 + embeddings, "
                "then a reranker) and exact text. ▲▼ show how hybrid moved a passage against TF-IDF; ★ marks "
-               "passages TF-IDF did not find.")
+               "passages TF-IDF did not find. Grade passages to see which method wins.")
     lib = library()
     controls(lib)
     show_results(lib)

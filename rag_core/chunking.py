@@ -69,6 +69,35 @@ def chunk_spans(length: int, chunk_size: int, overlap: int) -> Iterator[tuple[in
         start += step
 
 
+def word_spans(text: str, chunk_size: int, overlap: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of chunks of at most ``chunk_size`` characters that neither start nor
+    end inside a word: an end that would cut a word moves back to the white space before it,
+    a start moves back to the word's first letter (each by at most a tenth of ``chunk_size``;
+    a longer "word", a URL say, is cut as :func:`chunk_spans` would). Consecutive chunks still
+    overlap by about ``overlap`` characters and cover the whole text."""
+    step = _check_sizes(chunk_size, overlap)
+    length = len(text)
+    slack = max(chunk_size // 10, 1)
+    start = 0
+    while start < length:
+        end = min(start + chunk_size, length)
+        if end < length and not text[end].isspace() and not text[end - 1].isspace():
+            floor = max(start + 1, end - slack)
+            cut = max(text.rfind(" ", floor, end), text.rfind("\n", floor, end))
+            if cut > start:
+                end = cut
+        yield start, end
+        if end >= length:
+            return
+        following = start + step
+        if 0 < following < length and not text[following - 1].isspace() and not text[following].isspace():
+            floor = max(start + 1, following - slack)
+            space = max(text.rfind(" ", floor, following), text.rfind("\n", floor, following))
+            if space >= floor:
+                following = space + 1
+        start = max(min(following, end), start + 1)
+
+
 def chunk_text(
     text: str,
     source: str,
@@ -104,6 +133,17 @@ def chunk_text(
     return chunks
 
 
+def _chunks_at(text: str, source: str, spans) -> list[dict]:
+    chunks = []
+    for start, end in spans:
+        piece = text[start:end]
+        if not piece.strip():
+            continue
+        chunks.append({"text": piece, "source": source, "doc_chunk": len(chunks), "start": start, "end": end,
+                       "page_start": None, "page_end": None, "page_label": None, "page_breaks": []})
+    return chunks
+
+
 def join_pages(pages: Sequence[PageText]) -> tuple[str, list[tuple[int, int, str | None]]]:
     """Join page texts; return the text and ``(offset, page number, label)`` of each page."""
     parts: list[str] = []
@@ -126,15 +166,22 @@ def chunk_pages(
     source: str,
     chunk_size: int = CHUNK_SIZE_CHARS,
     overlap: int = CHUNK_OVERLAP_CHARS,
+    *,
+    word_boundaries: bool = False,
 ) -> list[dict]:
     """Chunk a document given page by page; every chunk knows its pages.
 
     ``page_start``/``page_end`` are 1-based physical pages, ``page_label`` the printed
     label of the first page when the PDF defines labels, and ``page_breaks`` lists
     ``[offset in chunk, page number]`` for each page that starts inside the chunk.
+    ``word_boundaries``: chunks start and end between words (:func:`word_spans`) instead of
+    at fixed strides (:func:`chunk_text`).
     """
     text, starts = join_pages(pages)
-    chunks = chunk_text(text, source, chunk_size, overlap)
+    if word_boundaries:
+        chunks = _chunks_at(text, source, word_spans(text, chunk_size, overlap))
+    else:
+        chunks = chunk_text(text, source, chunk_size, overlap)
     if not starts:
         return chunks
     offsets = [s[0] for s in starts]

@@ -192,9 +192,14 @@ def cmd_search(args) -> int:
     elif args.mode == "dense":
         rows = search_dense(args.query, index, args.top, sources=sources)
     else:
-        kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
-        pool = DEFAULT_POOL if args.pool is None else args.pool
-        rows = search(args.query, index, top=args.top, rerank=True, pool=pool, sources=sources, **kwargs)
+        from .lab.config import collection_search_kwargs
+
+        kwargs = collection_search_kwargs(library.settings(args.collection))  # the collection's saved defaults
+        if args.pool is not None:
+            kwargs["pool"] = args.pool
+        if args.cross_encoder:
+            kwargs["cross_encoder_model"] = args.cross_encoder
+        rows = search(args.query, index, top=args.top, rerank=True, sources=sources, **kwargs)
     if args.json:
         payload = {"collection": args.collection, "query": args.query, "mode": args.mode, "results": rows}
         if args.mode == "hybrid" and rows:
@@ -378,6 +383,10 @@ def _encoder_report(name: str, *, prepare: bool) -> dict:
 
 
 def cmd_eval(args) -> int:
+    if args.collection:
+        return cmd_eval_collection(args)
+    if not args.dataset:
+        raise UsageError("give a BEIR dataset folder, or --collection NAME to evaluate a collection's judgments")
     from .evaluation import METHODS, evaluate, format_table
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -458,6 +467,81 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
+def cmd_eval_collection(args) -> int:
+    """``eval --collection``: the collection's own judgments, with the figures the app shows."""
+    from .lab.queryset import evaluate_collection, format_summary, summary_json
+
+    if args.dataset:
+        raise UsageError("give either a dataset folder or --collection, not both")
+    library = _library(args)
+    methods = None if args.methods == DEFAULT_EVAL_METHODS else args.methods
+    kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
+
+    def progress(message: str) -> None:
+        if not args.quiet:
+            print(f"[eval] {_line(message)}", file=sys.stderr, flush=True)
+
+    run = evaluate_collection(library, args.collection, methods=methods, progress=progress, **kwargs)
+    print(json.dumps(summary_json(run), ensure_ascii=False, indent=1) if args.json else _text(format_summary(run)))
+    return EXIT_OK
+
+
+def _text(text: str) -> str:
+    """Several lines of text that may hold a collection's or document's words, safe to print."""
+    return terminal_safe(text)
+
+
+def cmd_judgments(args) -> int:
+    from .lab.judgments import load_judgments
+    from .lab.transfer import export_judgments, import_judgments
+
+    library = _library(args)
+    if args.action == "export":
+        if not args.file:
+            raise UsageError("give the file to write: a .csv, a .zip or a folder (BEIR layout)")
+        result = export_judgments(library, args.collection, args.file)
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, indent=1))
+        else:
+            extra = (f", {result['qrels']} qrels over {result['passages']:,} passages"
+                     if "qrels" in result else "")
+            print(f"Wrote {result['judgments']} judgment(s) of {result['queries']} queries to "
+                  f"{_line(result['path'])} ({result['format']}{extra}).")
+            if result.get("left_out"):
+                print(f"{result['left_out']} judgment(s) are about documents no longer in the collection: kept in "
+                      "the collection, left out of the BEIR files (a .csv export has them).")
+        return EXIT_OK
+    if args.action == "import":
+        if not args.file:
+            raise UsageError("give the file to read: a .csv (query, document, quote, grade) or a BEIR folder/zip")
+        report = import_judgments(library, args.collection, args.file)
+        if args.json:
+            print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+        else:
+            print(report.summary())
+            for row, problem in report.problems:
+                print(f"  row {row}: {_line(problem)}")
+            for row, warning in report.warnings:
+                print(f"  row {row} (note): {_line(warning)}")
+        return EXIT_OK if report.imported or not report.rows else EXIT_FAILURE
+    judgments = load_judgments(library, args.collection)  # list
+    queries = judgments.queries()
+    if args.json:
+        print(json.dumps([{"query": q, "judgments": [j.to_dict() for j in judgments.for_query(q)]} for q in queries],
+                         ensure_ascii=False, indent=1))
+    elif not queries:
+        print(f"Collection {_line(repr(args.collection))} has no judgments yet.")
+    else:
+        for q in queries:
+            grades = [j.grade for j in judgments.for_query(q)]
+            counts = " ".join(f"{g}:{grades.count(g)}" for g in range(4) if grades.count(g))
+            print(f"{len(grades):4d} judged  [{counts}]  {_line(q)}")
+    return EXIT_OK
+
+
+DEFAULT_EVAL_METHODS = "tfidf,bm25,dense,hybrid"
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", default=argparse.SUPPRESS,
@@ -482,7 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=SEARCH_MODES, default="hybrid")
     p.add_argument("--top", type=int, default=5, help="number of results (default 5)")
     p.add_argument("--pool", type=int, default=None,
-                   help=f"hybrid mode: candidates per first-stage list (default {DEFAULT_POOL})")
+                   help=f"candidates per first-stage list (hybrid; default: the collection's saved setting, else "
+                        f"{DEFAULT_POOL})")
     p.add_argument("--regex", action="store_true", help="exact mode: the query is an RE2 regular expression")
     p.add_argument("--normalized", action="store_true",
                    help="exact mode: fold ligatures, hyphenation, spacing, quotes and dashes")
@@ -537,15 +622,27 @@ def build_parser() -> argparse.ArgumentParser:
                    help="convert the bi-encoder to ONNX (fp32 and int8) now instead of at first use")
     p.set_defaults(func=cmd_models)
 
-    p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset")
-    p.add_argument("dataset", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
-    p.add_argument("--methods", default="tfidf,bm25,dense,hybrid",
+    p = sub.add_parser("eval", parents=[common], help="evaluate retrieval methods on a BEIR-format dataset, "
+                                                       "or on a collection's own judgments (--collection)")
+    p.add_argument("dataset", nargs="?", help="folder with corpus.jsonl(.gz), queries.jsonl and qrels/")
+    p.add_argument("--collection", help="evaluate this collection's judgments instead (the relevance lab's figures; "
+                                        "methods default to every one that can run)")
+    p.add_argument("--methods", default=DEFAULT_EVAL_METHODS,
                    help="comma-separated: tfidf, bm25, dense, hybrid, hybrid_ce, mmr (default tfidf,bm25,dense,hybrid)")
     p.add_argument("--split", choices=("test", "train", "dev"), default="test")
     p.add_argument("--cross-encoder", help="cross-encoder name or local folder (method hybrid_ce)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("judgments", parents=[common],
+                       help="import, export or list a collection's relevance judgments")
+    p.add_argument("action", choices=("import", "export", "list"))
+    p.add_argument("collection")
+    p.add_argument("file", nargs="?", help="export: .csv, .zip or a folder (BEIR layout); import: .csv "
+                                           "(query, document, quote, grade) or an exported BEIR folder/zip")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_judgments)
     return parser
 
 
@@ -555,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             raise UsageError("a command is needed: ingest, search, check, list, remove, rename, embed, check-store, "
-                             "models or eval")
+                             "models, eval or judgments")
         args.data_dir = getattr(args, "data_dir", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")

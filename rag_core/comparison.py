@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
 
 from .exact import search_exact
 from .index import RagIndex
@@ -79,11 +79,15 @@ def compare(
     max_exact_hits: int = 10,
     context: int = 200,
     sources: Collection[str] | None = None,
+    search_options: Mapping | None = None,
 ) -> Comparison:
     """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
 
     The three lists share one :class:`~rag_core.retrieval.QueryScores`: each first-stage
     score (TF-IDF cosines above all) is computed once for the query, not once per list.
+    ``search_options``: more keyword arguments of the hybrid :func:`~rag_core.retrieval.search`
+    (``fusion``, ``fusion_weights``, ``rrf_k``, ``with_bm25``, ``with_tfidf``), e.g. a
+    collection's saved defaults from :func:`rag_core.lab.config.collection_search_kwargs`.
     """
     query = check_query(query)
     scores = QueryScores(index, query)
@@ -96,9 +100,11 @@ def compare(
 
     t0 = time.perf_counter()
     hybrid = search_with_scores(scores, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
-                                sources=sources)
+                                sources=sources, **dict(search_options or {}))
     timings["hybrid"] = (time.perf_counter() - t0) * 1000
     status = cross_encoder_status(cross_encoder_model)
+    if hybrid and hybrid[0].get("reranker_detail") and status.reranker is None:  # the fusion actually used
+        status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
 
     t0 = time.perf_counter()
     exact_error = None

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 from .settings import ANN_OVERFETCH, CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
 
 
+def index_text(chunk: dict) -> str:
+    """What BM25 and the bi-encoder read of a chunk: its ``context`` (document title and section
+    heading, :mod:`rag_core.passage_context`) on a line before its text, or just the text.
+    TF-IDF (the contract's), exact search and the cross-encoder read the text alone."""
+    context = chunk.get("context")
+    return f"{context}\n{chunk['text']}" if context else chunk["text"]
+
+
 @dataclass
 class RagIndex:
     """A searchable set of chunks.
@@ -81,7 +89,7 @@ class RagIndex:
 
     def bm25_scores(self, query: str) -> np.ndarray:
         if self.bm25 is None:
-            self.bm25 = BM25Index.build([c["text"] for c in self.chunks])
+            self.bm25 = BM25Index.build([index_text(c) for c in self.chunks])
         return self.bm25.scores(query)
 
     def query_vector(self, query: str, embedding_model: str | None = None) -> np.ndarray:
@@ -143,9 +151,10 @@ def embed_chunks(
     encoder: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Unit-normalised embeddings of the chunks' texts (``encoder``: the variant, default auto)."""
+    """Unit-normalised embeddings of what the bi-encoder reads of each chunk (:func:`index_text`;
+    ``encoder``: the variant, default auto)."""
     model = load_bi_encoder(embedding_model, encoder=encoder)
-    return encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=progress)
+    return encode_passages(model, [index_text(c) for c in chunks], long_text=long_text, progress=progress)
 
 
 def build_index_from_chunks(
@@ -170,8 +179,8 @@ def build_index_from_chunks(
 
         model = load_bi_encoder(embedding_model)
         encoder = encoder_variant(model)
-        embeddings = encode_passages(model, [c["text"] for c in chunks], long_text=long_text, progress=progress)
-    bm25 = BM25Index.build([c["text"] for c in chunks]) if with_bm25 else None
+        embeddings = encode_passages(model, [index_text(c) for c in chunks], long_text=long_text, progress=progress)
+    bm25 = BM25Index.build([index_text(c) for c in chunks]) if with_bm25 else None
     return RagIndex(
         chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
         embedding_model=embedding_model, chunk_size=chunk_size, overlap=overlap, bm25=bm25, encoder=encoder,

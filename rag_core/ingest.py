@@ -36,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .chunking import PageText, chunk_pages
+from .chunking import PageText
+from .passage_context import chunk_pdf
 from .pdf import PdfExtraction
 from .settings import (
     CACHE_DIR_ENV,
@@ -575,6 +576,10 @@ def _unique_source(name: str, taken: set[str]) -> str:
         n += 1
 
 
+def _metadata_title(extraction: PdfExtraction) -> str | None:
+    return (getattr(extraction, "metadata", None) or {}).get("title")
+
+
 def _document_record(doc_id: str, source: str, upload: InputFile, extraction: PdfExtraction, n_chunks: int) -> dict:
     metadata = dict(getattr(extraction, "metadata", None) or {})
     return {
@@ -655,7 +660,8 @@ def ingest_files(
             if not extraction.ok:
                 slots[n] = FileReport(upload.name, extraction.status, extraction.reason, pages=extraction.n_pages)
                 continue
-            chunks = chunk_pages(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"])
+            chunks = chunk_pdf(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"],
+                               metadata_title=_metadata_title(extraction))
             if not chunks:
                 slots[n] = FileReport(upload.name, "no_text", "No text to index was found.", pages=extraction.n_pages)
                 continue
@@ -880,8 +886,8 @@ def rebuild_from_originals(
         with ExtractionPool(workers=min(EXTRACT_WORKERS, len(originals))) as pool:
             results = pool.run([(u.name, u.data) for u in originals])
         for upload, extraction in zip(originals, results, strict=True):
-            doc_chunks = chunk_pages(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"]) \
-                if extraction.ok else []
+            doc_chunks = chunk_pdf(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"],
+                                   metadata_title=_metadata_title(extraction)) if extraction.ok else []
             if not doc_chunks:
                 missing.append(upload.name)
                 continue

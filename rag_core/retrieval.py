@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .chunk_table import chunk_sources_mask
-from .fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
+from .fusion import FUSION_DESCRIPTIONS, FUSIONS, fuse_candidates, fusion_score_type
 from .index import RagIndex
 from .lexical import top_k
 from .models import ModelUnavailableError, resolve_model
@@ -266,6 +266,9 @@ def search_with_scores(
     fusion_weights: dict[str, float] | None = None,
     rrf_k: int = DEFAULT_RRF_K,
     sources: Collection[str] | None = None,
+    fusion: str | None = None,
+    with_tfidf: bool = True,
+    mmr_lambda: float | None = None,
 ) -> list[LexicalRow] | list[HybridRow]:
     """:func:`search` for a query whose scores (``QueryScores``) other lists share."""
     index, query = scores.index, scores.query
@@ -276,6 +279,13 @@ def search_with_scores(
         return _lexical(scores, top, "tfidf", sources)
     if int(pool) <= 0:
         raise ValueError(f"pool must be at least 1, got {pool}")
+    fusion = fusion or DEFAULT_FUSION
+    if fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+    if mmr_lambda is not None and not 0.0 <= float(mmr_lambda) <= 1.0:
+        raise ValueError(f"mmr_lambda must be between 0.0 and 1.0, got {mmr_lambda}")
+    if not with_tfidf and not with_bm25:
+        raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
     if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
         raise ValueError(
             f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
@@ -283,7 +293,7 @@ def search_with_scores(
         )
     mask = _source_mask(index, sources)
     cos = scores.tfidf
-    first_stage = {"tfidf": cos}
+    first_stage = {"tfidf": cos} if with_tfidf else {}
     if with_bm25:
         first_stage["bm25"] = scores.bm25
     vectors = index.dense_mask  # None: every chunk has its vector
@@ -320,9 +330,20 @@ def search_with_scores(
         ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
-        fused = fuse_candidates(first_stage, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k)
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k, kind=fusion)
         ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
-        score_type = fusion_score_type()
+        score_type = fusion_score_type(fusion)
+        if fusion != DEFAULT_FUSION:  # the cached status names the default fusion
+            status = replace(status, name=score_type, fusion=fusion, fallback=FUSION_DESCRIPTIONS[fusion],
+                             detail=status.detail.replace(FUSION_DESCRIPTIONS[DEFAULT_FUSION],
+                                                          FUSION_DESCRIPTIONS[fusion]))
+
+    pre_mmr = None
+    if mmr_lambda is not None:
+        pre_mmr = {i: r for r, (i, _, _) in enumerate(ordered, start=1)}
+        ordered = _mmr_order(index, ordered, float(mmr_lambda))
+        status = replace(status, name="mmr", detail=f"{status.detail} Then maximal marginal relevance "
+                         f"(λ={float(mmr_lambda):g}) reordered the pool for diversity.")
 
     results = []
     for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
@@ -346,6 +367,8 @@ def search_with_scores(
             reranker_detail=status.detail,
             truncated=bool(cut) if cut is not None else None,
         )
+        if pre_mmr is not None:
+            row["pre_mmr_rank"] = pre_mmr[i]
         results.append(row)
     return results
 
@@ -354,15 +377,18 @@ def search(
     query: str,
     index: RagIndex,
     top: int = 3,
+    *,
     rerank: bool = True,
     pool: int = DEFAULT_POOL,
     embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
-    *,
     with_bm25: bool = DEFAULT_WITH_BM25,
     fusion_weights: dict[str, float] | None = None,
     rrf_k: int = DEFAULT_RRF_K,
     sources: Collection[str] | None = None,
+    fusion: str | None = None,
+    with_tfidf: bool = True,
+    mmr_lambda: float | None = None,
 ) -> list[LexicalRow] | list[HybridRow]:
     """Search ``index`` for ``query``; results best first.
 
@@ -375,9 +401,30 @@ def search(
     ``rrf_k``, ``score_type`` "rrf"). Each row's ``reranker`` and ``reranker_detail`` say
     which. ``cosine`` is always the TF-IDF cosine. A query that is empty, too long or not
     valid Unicode raises :class:`rag_core.errors.QueryError`.
+
+    ``fusion`` ("minmax", "zscore" or "rrf"; default ``DEFAULT_FUSION``) chooses how the
+    lists are fused when no cross-encoder reorders them; ``with_tfidf=False`` leaves the
+    TF-IDF list out of the pool (BM25 must then be in it). ``mmr_lambda`` (0 to 1) reorders
+    the ordered pool by maximal marginal relevance (:class:`~rag_core.rerankers.DiversityReranker`:
+    lower favours diversity); each row then has ``pre_mmr_rank``. A collection's saved choices
+    become these arguments through :func:`rag_core.lab.config.collection_search_kwargs`.
     """
     return search_with_scores(
         QueryScores(index, check_query(query)), top=top, rerank=rerank, pool=pool, embedding_model=embedding_model,
         cross_encoder_model=cross_encoder_model, with_bm25=with_bm25, fusion_weights=fusion_weights, rrf_k=rrf_k,
-        sources=sources,
+        sources=sources, fusion=fusion, with_tfidf=with_tfidf, mmr_lambda=mmr_lambda,
     )
+
+
+def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> list[tuple]:
+    """``ordered`` (candidate, score, cut) reordered by maximal marginal relevance."""
+    from .rerankers.diversity import DiversityReranker
+
+    def vector(i: int):
+        if index.embeddings is None or (index.dense_mask is not None and not index.dense_mask[i]):
+            return None
+        return index.embeddings[i]
+
+    items = [{"text": index.chunks[i]["text"], "score": float(score), "embedding": vector(i), "item": (i, score, cut)}
+             for i, score, cut in ordered]
+    return [r["item"] for r in DiversityReranker(lambda_param).rerank("", items)]

@@ -22,6 +22,7 @@ APP_TITLE = "Literature grounding"
 NAVIGATION = {
     "compare": ("pages/compare.py", "Compare", ":material/compare_arrows:"),
     "verify": ("pages/verify.py", "Verify a quote", ":material/fact_check:"),
+    "lab": ("pages/lab.py", "Relevance lab", ":material/science:"),
     "collections": ("pages/collections.py", "Collections", ":material/library_books:"),
     "settings": ("pages/settings.py", "Settings & about", ":material/settings:"),
 }

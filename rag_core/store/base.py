@@ -192,7 +192,10 @@ def document_rows(chunks: Sequence[dict]) -> dict[str, np.ndarray]:
 
 
 def document_texts(chunks: Sequence[dict], doc_id: str) -> list[str]:
-    return [c["text"] for c in chunks if c.get("doc_id") == doc_id]
+    """What the bi-encoder reads of each chunk of a document (:func:`rag_core.index.index_text`)."""
+    from ..index import index_text
+
+    return [index_text(c) for c in chunks if c.get("doc_id") == doc_id]
 
 
 def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_key: str) -> list[PendingDocument]:

@@ -19,8 +19,9 @@ from .conftest import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 TIMEOUT = 120
-PAGES = ("pages/compare.py", "pages/verify.py", "pages/collections.py", "pages/settings.py")
+PAGES = ("pages/compare.py", "pages/verify.py", "pages/lab.py", "pages/collections.py", "pages/settings.py")
 TITLES = {"pages/compare.py": "Compare searches", "pages/verify.py": "Verify a quote or claim",
+          "pages/lab.py": "Relevance lab",
           "pages/collections.py": "Collections", "pages/settings.py": "Settings & about"}
 BEACON = "127.0.0.1:9"
 
@@ -305,9 +306,10 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     assert not notes(at, "error"), texts(at)
     found = tables(at)
     assert set(found) == {"tfidf", "hybrid", "exact"}
-    assert list(found["tfidf"].columns) == ["#", "→ hybrid", "passage", "cosine"]
-    assert list(found["hybrid"].columns) == ["#", "vs TF-IDF", "passage", "score", "cosine", "dense", "found by"]
-    assert list(found["exact"].columns) == ["#", "passage", "in lists"]
+    assert list(found["tfidf"].columns) == ["#", "grade", "→ hybrid", "passage", "cosine"]
+    assert list(found["hybrid"].columns) == ["#", "grade", "vs TF-IDF", "passage", "score", "cosine", "dense",
+                                             "first stage"]
+    assert list(found["exact"].columns) == ["#", "grade", "passage", "in lists"]
     for kind in ("tfidf", "hybrid"):
         frame = found[kind]
         assert len(frame) == 10 and list(frame["#"]) == list(range(1, 11))
@@ -315,7 +317,8 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     assert found["tfidf"]["passage"].str.lower().str.contains("mask").any()
     assert (found["tfidf"]["cosine"] > 0).all()
     assert found["hybrid"]["vs TF-IDF"].str.match(r"^[▲▼★=]").all(), "every hybrid row has a marker against TF-IDF"
-    assert not found["hybrid"]["found by"].isin(["None", ""]).any()
+    assert found["hybrid"]["first stage"].str.match(r"^tfidf (\d+|–)\nbm25 (\d+|–)\ndense (\d+|–)$").all()
+    assert (found["hybrid"]["grade"] == "–").all(), "nothing is judged yet"
     assert found["exact"]["in lists"].str.match(r"^TF-IDF (\d+|–)\nhybrid (\d+|–)$").all()
     assert re.search(r"Where the question occurs \(folded\): \d+ places? in \d+ documents?", texts(at))
     assert "Hybrid reranker:" in texts(at)
@@ -351,7 +354,7 @@ def test_compare_nonsense_says_nothing_matched(built_data_dir, monkeypatch):
     assert "No passage shares a word with the question." in " ".join(notes(at, "info"))
     assert any("Nothing in the collection matches the question word for word" in n for n in notes(at, "warning"))
     if "hybrid" in found:  # the embedding list still offers something: said to be close in meaning only
-        assert set(found["hybrid"]["found by"]) == {"dense"}
+        assert found["hybrid"]["first stage"].str.match(r"^tfidf –\nbm25 –\ndense \d+$").all()
         assert any("only close in meaning" in n for n in notes(at, "warning"))
 
 

@@ -1,0 +1,238 @@
+"""The relevance lab's pieces shared by Compare and the Relevance lab page: the hybrid-search
+knobs, grades, the per-method metrics table, the slope chart and the overlap tables.
+
+Every figure comes from :mod:`rag_core.lab`; this module only lays it out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from rag_core.lab.config import (
+    FUSION_LABELS,
+    LEXICAL_LABELS,
+    SearchConfig,
+    collection_config,
+    saved_search,
+)
+from rag_core.lab.judgments import GRADE_SHORT, Grade, Judgments, Passages, load_judgments, passages_of
+from rag_core.lab.methods import METHODS, method_label
+from rag_core.lab.metrics import METRIC_LABELS, METRICS, overlap_at_k, query_metrics, rank_biased_overlap
+from rag_core.retrieval import cross_encoder_status
+
+CONFIG_KEY = "lab_config"  # plain session state: collection -> knob values (survives page switches)
+KNOBS = ("reranker", "mmr_lambda", "fusion", "rrf_k", "dense_weight", "pool", "lexical")
+GRADE_COLOURS = {"3 exact": "#1a7f37", "2 relevant": "#4c9be8", "1 related": "#f2b53a", "0 not relevant": "#d1495b",
+                 "unjudged": "#b8b8b8"}
+RERANKER_WORDS = {"cross_encoder": "cross-encoder", "mmr": "MMR (diversity)", "none": "none (fusion only)"}
+NUM = st.column_config.NumberColumn
+TEXT = st.column_config.TextColumn
+
+
+# ---------------------------------------------------------------- knobs
+
+
+def has_cross_encoder(model: str) -> bool:
+    return bool(model) and cross_encoder_status(model).reranker is not None
+
+
+def _reranker_options(ce_available: bool) -> list[str]:
+    return ["cross_encoder", "mmr", "none"] if ce_available else ["none", "mmr"]
+
+
+def current_config(lib, name: str, ce_available: bool) -> SearchConfig:
+    """The knobs' settings for ``name``: what this tab set, else the collection's saved defaults."""
+    stored = st.session_state.get(CONFIG_KEY, {}).get(name)
+    config = SearchConfig.from_dict(stored, strict=False) if stored else collection_config(lib.settings(name))
+    options = _reranker_options(ce_available)
+    if config.reranker not in options:
+        config = config.with_changes(reranker=options[0])
+    return config
+
+
+def _remember(name: str, config: SearchConfig) -> None:
+    st.session_state.setdefault(CONFIG_KEY, {})[name] = config.to_dict()
+
+
+def knob_panel(lib, name: str, *, prefix: str, ce_available: bool) -> SearchConfig:
+    """The hybrid-search knobs; returns the settings they show. A change is kept for the tab and
+    re-runs what depends on it."""
+    config = current_config(lib, name, ce_available)
+    keys = {k: f"{prefix}_{k}_{name}" for k in KNOBS}
+    for knob, key in keys.items():
+        if key not in st.session_state:
+            st.session_state[key] = getattr(config, knob)
+
+    def changed() -> None:
+        values = {k: st.session_state[key] for k, key in keys.items()}
+        values["dense_weight"] = float(values["dense_weight"])
+        values["mmr_lambda"] = float(values["mmr_lambda"])
+        values["pool"], values["rrf_k"] = int(values["pool"]), int(values["rrf_k"])
+        _remember(name, SearchConfig.from_dict(values, strict=False))
+
+    def reset() -> None:
+        default = collection_config(lib.settings(name))
+        options = _reranker_options(ce_available)
+        default = default.with_changes(reranker=options[0])
+        _remember(name, default)
+        for knob, key in keys.items():
+            st.session_state[key] = getattr(default, knob)
+
+    saved = saved_search(lib.settings(name))
+    with st.container(border=True):
+        head, button = st.columns([5, 1.3], vertical_alignment="center")
+        head.markdown("**Hybrid search settings** — a change re-runs the hybrid list and shows how each row moved")
+        button.button("Collection default" if saved else "Package default", key=f"{prefix}_reset_{name}",
+                      on_click=reset, icon=":material/restart_alt:", width="stretch",
+                      help="Back to the settings this collection searches with by default"
+                           + (" (saved from the optimiser)" if saved else ""))
+        c = st.columns([1.5, 1, 1.4, 0.8, 1.3, 0.9, 1.3])
+        c[0].selectbox("Reranker", _reranker_options(ce_available), format_func=RERANKER_WORDS.get,
+                       key=keys["reranker"], on_change=changed,
+                       help="Cross-encoder: re-reads the pool (only when one can be loaded, see Settings). "
+                            "MMR: after fusion, maximal marginal relevance trades relevance for variety. "
+                            "None: the fused order.")
+        c[1].slider("MMR λ", 0.0, 1.0, step=0.05, key=keys["mmr_lambda"], on_change=changed,
+                    disabled=st.session_state[keys["reranker"]] != "mmr",
+                    help="Higher favours relevance, lower favours passages unlike those above them")
+        c[2].selectbox("Fusion", list(FUSION_LABELS), format_func=FUSION_LABELS.get, key=keys["fusion"],
+                       on_change=changed, help="How the first-stage lists are merged when no cross-encoder "
+                                               "reorders the pool")
+        c[3].number_input("RRF k", min_value=1, max_value=10_000, step=10, key=keys["rrf_k"], on_change=changed,
+                          disabled=st.session_state[keys["fusion"]] != "rrf",
+                          help="Reciprocal rank fusion: each list adds weight / (k + rank)")
+        c[4].slider("Dense weight α", 0.0, 1.0, step=0.05, key=keys["dense_weight"], on_change=changed,
+                    help="The embedding list's share of the fused score; the lexical list gets 1 − α "
+                         "(0.5: equal)")
+        c[5].number_input("Pool size", min_value=1, max_value=1000, step=10, key=keys["pool"], on_change=changed,
+                          help="Candidates taken from each first-stage list before fusing or re-reading")
+        c[6].selectbox("Lexical lists in the pool", list(LEXICAL_LABELS), format_func=LEXICAL_LABELS.get,
+                       key=keys["lexical"], on_change=changed,
+                       help="Which lexical rankings feed the pool (and the lexical side of the fusion)")
+    return current_config(lib, name, ce_available)
+
+
+# ---------------------------------------------------------------- grades
+
+
+def grade_text(grade: Grade | None) -> str:
+    """ "3", "≈2" (mapped from an earlier chunking) or "–" (not judged)."""
+    return "–" if grade is None else grade.label
+
+
+def grade_category(grade: Grade | None) -> str:
+    return "unjudged" if grade is None else GRADE_SHORT[grade.grade]
+
+
+def judgments_and_grades(lib, name: str, index, query: str) -> tuple[Judgments, Passages, dict[int, Grade]]:
+    """The collection's judgments, the index's passages, and chunk index -> grade for ``query``."""
+    judgments = load_judgments(lib, name)
+    passages = passages_of(index, lib.documents(name))
+    return judgments, passages, judgments.grades(query, passages)
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def metrics_frame(lists: dict[str, list[dict]], grades: dict[int, Grade],
+                  previous: dict[str, list[dict]] | None = None) -> pd.DataFrame:
+    """One row per method: its metrics for this question (and nDCG@10 under the settings before)."""
+    by_chunk = {i: g.grade for i, g in grades.items()}
+    records = []
+    for method in METHODS:
+        if method not in lists:
+            continue
+        ranking = [r["chunk_index"] for r in lists[method]]
+        values = query_metrics(ranking, by_chunk)
+        record = {"method": method_label(method)}
+        record.update({METRIC_LABELS[m]: values[m] for m in METRICS})
+        if previous is not None:
+            before = previous.get(method)
+            if before is not None:
+                old = query_metrics([r["chunk_index"] for r in before], by_chunk)["ndcg@10"]
+                new = values["ndcg@10"]
+                record["nDCG@10 before"] = old
+                record["change"] = None if old is None or new is None else new - old
+            else:
+                record["nDCG@10 before"] = record["change"] = None
+        records.append(record)
+    return pd.DataFrame(records)
+
+
+METRIC_COLUMNS = {
+    "method": TEXT(width=110),
+    **{label: NUM(format="%.3f", width=86) for label in METRIC_LABELS.values()},
+    "nDCG@10 before": NUM(format="%.3f", width=110, help="nDCG@10 of this method's list under the settings "
+                                                         "before the last change (same judgments)"),
+    "change": NUM(format="%+.3f", width=70, help="nDCG@10 now minus before"),
+}
+
+
+# ---------------------------------------------------------------- the slope chart
+
+
+def slope_frame(pool_rows: list[dict], grades: dict[int, Grade], top: int, labels: dict[int, str]) -> pd.DataFrame:
+    """Two points per passage: its best first-stage rank and its final rank (``top`` + 1 when it
+    fell out of the final top ``top``). Shows the passages in either top ``top``."""
+    records = []
+    for row in pool_rows:
+        ranks = {k: v for k, v in (row.get("first_stage_ranks") or {}).items() if v}
+        if not ranks:
+            continue
+        best_list, best = min(ranks.items(), key=lambda t: t[1])
+        final = row["rank"]
+        if best > top and final > top:
+            continue
+        shown_final = final if final <= top else top + 1
+        grade = grades.get(row["chunk_index"])
+        label = labels.get(row["chunk_index"], str(row["chunk_index"]))
+        detail = " · ".join(f"{k} #{v}" for k, v in ranks.items())
+        common = {"passage": label, "grade": grade_category(grade), "first-stage ranks": detail,
+                  "final rank": final, "chunk": row["chunk_index"]}
+        if row.get("pre_mmr_rank"):
+            common["fused rank before MMR"] = row["pre_mmr_rank"]
+        records.append({**common, "stage": "first stage (best list)", "rank": min(best, top + 1),
+                        "list": best_list})
+        records.append({**common, "stage": "final", "rank": shown_final, "list": "final"})
+    return pd.DataFrame(records)
+
+
+def slope_chart(frame: pd.DataFrame, top: int):
+    import altair as alt
+
+    order = ["first stage (best list)", "final"]
+    colour = alt.Color("grade:N", scale=alt.Scale(domain=list(GRADE_COLOURS), range=list(GRADE_COLOURS.values())),
+                       legend=alt.Legend(title="judged", orient="right"))
+    x = alt.X("stage:N", sort=order, axis=alt.Axis(title=None, labelAngle=0, labelFontSize=12))
+    y = alt.Y("rank:Q", scale=alt.Scale(domain=[top + 1.5, 0.5]),
+              axis=alt.Axis(title=f"rank ({top + 1} = below the top {top})", tickMinStep=1))
+    tooltip = [c for c in ("passage", "grade", "first-stage ranks", "final rank", "fused rank before MMR")
+               if c in frame.columns]
+    lines = alt.Chart(frame).mark_line(strokeWidth=2, opacity=0.75).encode(
+        x=x, y=y, detail="chunk:N", color=colour, tooltip=tooltip)
+    points = alt.Chart(frame).mark_circle(size=70, opacity=0.95).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    return (lines + points).properties(height=max(260, 24 * (top + 2)))
+
+
+# ---------------------------------------------------------------- without judgments
+
+
+def overlap_frames(lists: dict[str, list], k: int = 10) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Overlap@k and rank-biased overlap between every two lists (lists: name -> passage ids)."""
+    names = list(lists)
+    overlap = pd.DataFrame(index=names, columns=names, dtype=float)
+    rbo = pd.DataFrame(index=names, columns=names, dtype=float)
+    for a in names:
+        for b in names:
+            overlap.loc[a, b] = overlap_at_k(lists[a], lists[b], k)
+            rbo.loc[a, b] = rank_biased_overlap(lists[a][:k], lists[b][:k])
+    return overlap, rbo
+
+
+def forget_session_config(name: str) -> None:
+    """Drop this tab's knob settings for ``name`` (after the collection's default changed)."""
+    st.session_state.get(CONFIG_KEY, {}).pop(name, None)
+    for key in [k for k in st.session_state if isinstance(k, str) and k.endswith(f"_{name}")
+                and any(k.startswith(f"{p}_{knob}_") for p in ("cmp", "lab") for knob in KNOBS)]:
+        del st.session_state[key]

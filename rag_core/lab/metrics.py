@@ -1,0 +1,212 @@
+"""Metrics of one ranked list against graded judgments, and the statistics over a query set.
+
+Per query (``ranking``: passage ids best first; ``grades``: passage id -> 0..3):
+
+* ``ndcg@10``: DCG with gain = grade and discount log2(rank + 1), over the ideal DCG of all
+  judged grades (trec_eval's ``ndcg_cut_10``; None when no passage has a grade above 0);
+* ``p@5``: share of the top 5 graded relevant (grade >= 2), out of 5 (trec_eval's ``P_5``);
+* ``success@5``: 1 when a relevant passage is in the top 5, else 0 (the right passage found);
+* ``mrr@10``: 1 / rank of the first relevant passage in the top 10, else 0;
+* ``recall@10``: share of the judged-relevant passages that are in the top 10 (None when
+  none is judged relevant);
+* ``unjudged@10``: share of the top 10 that has no grade. Unjudged passages count as not
+  relevant, so every other figure is a lower bound while this is above 0.
+
+The figures agree with ``ir_measures`` (``nDCG@10``, ``P(rel=2)@5``, ``Success(rel=2)@5``, ``RR(rel=2)@10``,
+``R(rel=2)@10``, ``1 - Judged@10``): ``tests/test_lab.py`` checks it. Means carry 95% bootstrap
+confidence intervals (``scipy.stats.bootstrap``), and two methods are compared with a paired
+randomisation test (``scipy.stats.permutation_test``, sign flips) and a paired t-test.
+Without judgments, :func:`overlap_at_k` and :func:`rank_biased_overlap` say how much two
+lists agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+RELEVANT = 2  # grade from which a passage counts as relevant for P, MRR and recall
+DEPTH = 10
+METRICS = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10", "unjudged@10")
+METRIC_LABELS = {"ndcg@10": "nDCG@10", "p@5": "P@5", "success@5": "Success@5", "mrr@10": "MRR@10",
+                 "recall@10": "Recall@10", "unjudged@10": "unjudged@10"}
+LOWER_BOUND_NOTE = ("Unjudged passages count as not relevant, so nDCG, P, MRR and recall are lower bounds "
+                    "while a list's unjudged share is above 0: judge its unjudged passages to make them exact.")
+
+
+def query_metrics(ranking: Sequence[Hashable], grades: Mapping[Hashable, int]) -> dict[str, float | None]:
+    """The five metrics of one ranked list (see the module docstring)."""
+    ranking = list(dict.fromkeys(ranking))
+    top = ranking[:DEPTH]
+    gains = [int(grades.get(p, 0) or 0) for p in top]
+    ideal = sorted((int(g) for g in grades.values() if g and g > 0), reverse=True)[:DEPTH]
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
+    relevant = {p for p, g in grades.items() if g is not None and g >= RELEVANT}
+    rr = next((1.0 / (i + 1) for i, p in enumerate(top) if p in relevant), 0.0)
+    judged = sum(1 for p in top if p in grades)
+    return {
+        "ndcg@10": dcg / idcg if idcg > 0 else None,
+        "p@5": sum(1 for p in ranking[:5] if p in relevant) / 5.0,
+        "success@5": 1.0 if relevant.intersection(ranking[:5]) else 0.0,
+        "mrr@10": rr,
+        "recall@10": len(relevant.intersection(top)) / len(relevant) if relevant else None,
+        "unjudged@10": (len(top) - judged) / len(top) if top else None,
+    }
+
+
+def has_relevant(grades: Mapping[Hashable, int]) -> bool:
+    """Whether a query can be scored: at least one passage graded relevant (2 or 3)."""
+    return any(g is not None and g >= RELEVANT for g in grades.values())
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over queries with its 95% bootstrap confidence interval (None with < 2 values)."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def text(self, digits: int = 3) -> str:
+        if self.mean is None:
+            return "–"
+        if self.low is None:
+            return f"{self.mean:.{digits}f}"
+        return f"{self.mean:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
+
+
+def mean_ci(values: Sequence[float | None], *, confidence: float = 0.95, resamples: int = 5000,
+            seed: int = 0) -> Estimate:
+    """The mean of the values that are not None, with a percentile bootstrap interval."""
+    data = [float(v) for v in values if v is not None]
+    if not data:
+        return Estimate(None, None, None, 0)
+    mean = sum(data) / len(data)
+    if len(data) < 2:
+        return Estimate(mean, None, None, len(data))
+    if max(data) == min(data):
+        return Estimate(mean, mean, mean, len(data))
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    result = bootstrap((np.asarray(data),), np.mean, confidence_level=confidence, n_resamples=resamples,
+                       method="percentile", random_state=np.random.default_rng(seed), vectorized=True)
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return Estimate(mean, low, high, len(data))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Method ``a`` against ``b`` on the queries both could be scored on."""
+
+    a: str
+    b: str
+    metric: str
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    difference: Estimate  # mean of a - b, with its bootstrap interval
+    p_randomisation: float | None  # two-sided paired randomisation (sign-flip) test
+    p_ttest: float | None  # two-sided paired t-test
+    wins: int  # queries where a > b
+    losses: int
+    ties: int
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["difference"] = self.difference.to_dict()
+        return out
+
+    def verdict(self, alpha: float = 0.05) -> str:
+        if self.n < 2 or self.p_randomisation is None:
+            return "Too few queries scored by both methods for a test (judge more queries)."
+        diff = self.difference.mean or 0.0
+        better, worse = (self.a, self.b) if diff > 0 else (self.b, self.a)
+        metric = METRIC_LABELS.get(self.metric, self.metric)
+        if self.p_randomisation < alpha:
+            return (f"{better} beats {worse} by {abs(diff):.3f} {metric} on average over {self.n} queries; "
+                    f"a difference this large would arise by chance with p = {self.p_randomisation:.3f}.")
+        return (f"No reliable difference: {abs(diff):.3f} {metric} in favour of {better} over {self.n} "
+                f"queries, p = {self.p_randomisation:.3f} (≥ {alpha}); judge more queries to tell them apart.")
+
+
+def paired_test(a: Mapping[str, float | None], b: Mapping[str, float | None], *, names: tuple[str, str] = ("a", "b"),
+                metric: str = "ndcg@10", resamples: int = 10000, seed: int = 0) -> PairedTest:
+    """Compare per-query values (query -> value) of two methods on the queries both have."""
+    import numpy as np
+
+    common = [q for q in a if q in b and a[q] is not None and b[q] is not None]
+    x = np.asarray([float(a[q]) for q in common])
+    y = np.asarray([float(b[q]) for q in common])
+    d = x - y
+    n = len(common)
+    wins, losses = int((d > 1e-12).sum()), int((d < -1e-12).sum())
+    diff = mean_ci(list(d), seed=seed)
+    p_rand = p_t = None
+    if n >= 2:
+        if not np.any(np.abs(d) > 1e-12):
+            p_rand = p_t = 1.0
+        else:
+            from scipy.stats import permutation_test, ttest_rel
+
+            result = permutation_test((x, y), lambda u, v, axis=-1: np.mean(u - v, axis=axis),
+                                      permutation_type="samples", n_resamples=resamples, vectorized=True,
+                                      alternative="two-sided", random_state=np.random.default_rng(seed))
+            p_rand = float(result.pvalue)
+            p_t = float(ttest_rel(x, y).pvalue) if np.std(d) > 0 else 0.0
+    return PairedTest(names[0], names[1], metric, n, float(x.mean()) if n else None, float(y.mean()) if n else None,
+                      diff, p_rand, p_t, wins, losses, n - wins - losses)
+
+
+# --------------------------------------------------------------------------- without judgments
+
+
+def overlap_at_k(a: Sequence[Hashable], b: Sequence[Hashable], k: int = DEPTH) -> float | None:
+    """Share of the top ``k`` the two lists have in common (None when both are empty)."""
+    top_a, top_b = list(dict.fromkeys(a))[:k], list(dict.fromkeys(b))[:k]
+    if not top_a and not top_b:
+        return None
+    return len(set(top_a) & set(top_b)) / k
+
+
+def rank_biased_overlap(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> float | None:
+    """Extrapolated rank-biased overlap (Webber, Moffat and Zobel 2010, eq. 32; lists of any
+    lengths): 1 for identical rankings, 0 for disjoint ones; the top weighs most (``p`` = 0.9:
+    the first 10 ranks carry about 86% of the weight)."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"p must be between 0 and 1, got {p}")
+    a, b = list(dict.fromkeys(a)), list(dict.fromkeys(b))
+    if not a and not b:
+        return None
+    if not a or not b:
+        return 0.0
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    s, l_ = len(short), len(long_)
+    seen_s: set = set()
+    seen_l: set = set()
+    overlap = 0
+    x = [0] * (l_ + 1)  # x[d]: overlap of the first d items (the short list stops at s)
+    for d in range(1, l_ + 1):
+        if d <= s:
+            item_s = short[d - 1]
+            if item_s in seen_l:
+                overlap += 1
+            seen_s.add(item_s)
+        item_l = long_[d - 1]
+        if item_l in seen_s:
+            overlap += 1
+        seen_l.add(item_l)
+        x[d] = overlap
+    total = sum(x[d] / d * p ** d for d in range(1, l_ + 1))
+    total += sum(x[s] * (d - s) / (s * d) * p ** d for d in range(s + 1, l_ + 1))
+    value = (1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p ** l_
+    return float(min(max(value, 0.0), 1.0))

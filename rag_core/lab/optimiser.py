@@ -241,7 +241,8 @@ def optimise(index, documents: Sequence[Mapping], judgments: Judgments, *, basel
     gains = [v - b for v, b in zip(chosen.values, chosen.baseline_values, strict=True)]
     held_ids = [str(i) for i in chosen.held_out]
     test = paired_test(dict(zip(held_ids, chosen.values, strict=True)),
-                       dict(zip(held_ids, chosen.baseline_values, strict=True)), names=("chosen settings", "baseline"), metric=metric, seed=seed)
+                       dict(zip(held_ids, chosen.baseline_values, strict=True)),
+                       names=("chosen settings", "baseline"), metric=metric, seed=seed)
     order = np.argsort(-means, kind="stable")[:10]
     top = [{**grid[int(c)].saved(), "mean": float(means[int(c)])} for c in order]
     best = grid[chosen.best_all]

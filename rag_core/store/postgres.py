@@ -1,0 +1,1315 @@
+"""The shared store: collections in PostgreSQL, dense vectors in pgvector.
+
+Chosen with ``RAG_CORE_STORE=postgresql://...`` (or ``--store`` on the command line).
+Several app instances and command lines can use one database at once; see the README
+for the privileges the role needs.
+
+Tables (schema ``rag_core``; every statement binds its parameters, and no SQL is ever
+built from user text: the only interpolated names are made from integer ids)::
+
+    collections   one row a collection: name (unique without regard to case), settings,
+                  the live version, a counter bumped whenever dense vectors are written
+    versions      one row a version: its parent, counts, when it was made
+    documents     one row a document *as added*: its record (jsonb), SHA-256, the version
+                  that added it and the one that removed it (NULL while it is live)
+    chunks        the chunks of a document row: text, the other chunk keys (jsonb), an
+                  ordinal that fixes the index order, and the dense vector (pgvector)
+    files         the original PDFs (bytea, stored uncompressed)
+    side_data     the relevance lab's judgments and snapshots (jsonb), outside versions
+    embedding_progress   what the collection's embedder last reported
+
+How versions work: version ``N`` holds the documents with ``added_in <= N`` and
+``removed_in`` NULL or ``> N``. A commit adds rows only for new documents and marks
+removed ones, in ONE transaction that also moves ``collections.live_version``, so a
+reader sees the previous version until it commits, and a ``kill -9`` at any point of a
+commit leaves the previous version as it was (the transaction is rolled back). Readers
+read a version in one REPEATABLE READ snapshot. Rows only the live version and its parent
+no longer need are deleted by the next commit (MVCC keeps them for readers mid-read).
+
+The searchable index is built in-process from the chunks (TF-IDF and BM25 exactly as the
+folder store builds them) once per collection version and cached in the process, keyed
+by :meth:`PostgresStore.index_token`. Dense search is exact (vectors loaded into the
+:class:`~rag_core.index.RagIndex`); :meth:`PostgresStore.dense_search` offers pgvector's
+HNSW index for collections large enough to have one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import numpy as np
+
+from ..atomic import write_bytes_atomic
+from ..errors import (
+    CollectionBusyError,
+    CollectionError,
+    CollectionExistsError,
+    CollectionNotFoundError,
+    RagCoreError,
+)
+from ..index import RagIndex, build_index_from_chunks
+from ..lexical import TfidfScorer
+from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+from .base import (
+    COLLECTION_FORMAT,
+    CheckReport,
+    CollectionStore,
+    EmbeddingStatus,
+    PendingDocument,
+    check_data_key,
+    same_name,
+    validate_collection_name,
+    vector_key,
+)
+from .folder import COLLECTION_FORMAT_VERSION, check_documents, check_settings, damaged, model_key
+
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg.adapt import Dumper, Loader
+    from psycopg.pq import Format
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pragma: no cover - the extra is not installed
+    raise ImportError(
+        f"the PostgreSQL store needs psycopg and psycopg-pool: pip install 'rag_core[postgres]' ({exc})"
+    ) from None
+
+SCHEMA = "rag_core"
+SCHEMA_VERSION = 1
+# Advisory lock namespaces (the first of the two int4 keys); the second key is a collection id.
+_SETUP_LOCK = 0x52470000
+_WRITER_LOCK = 0x52470001
+_EMBEDDER_LOCK = 0x52470002
+LOCK_TIMEOUT_S = 600
+# An embedder that has not reported for this long is gone.
+EMBEDDER_SILENT_S = 30
+# Collections with at least this many vectors get a pgvector HNSW index (built after a fold-in).
+ANN_MIN_CHUNKS = int(os.environ.get("RAG_CORE_PG_ANN_MIN_CHUNKS", 50_000))
+# Processes keep this many collection versions' lexical indexes in memory.
+INDEX_CACHE_ENTRIES = 4
+POOL_MAX = int(os.environ.get("RAG_CORE_PG_POOL_MAX", 8))
+CONNECT_TIMEOUT_S = 15
+_ESCAPED = "__rag_core_json__"
+_SHA_RE = re.compile(r"[0-9a-f]{64}")
+_KEY_RE = re.compile(r"[0-9a-f]{32}")
+
+
+class StoreConnectionError(RagCoreError):
+    """The PostgreSQL store cannot be reached or refused the connection."""
+
+
+# --------------------------------------------------------------------------- connection strings
+
+
+def is_postgres_url(location: object) -> bool:
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password (in the user part or a ``password=`` parameter) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            user, password = userinfo.split(":", 1)
+            userinfo = f"{user}:***" if password else user
+        netloc = f"{userinfo}@{host}"
+    query = re.sub(r"(?i)(^|&)(password)=[^&]*", r"\1\2=***", parts.query)
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _passwords(url: str) -> list[str]:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = []
+    if parts.password:
+        found += [parts.password, unquote(parts.password)]
+    for match in re.finditer(r"(?i)(?:^|&)password=([^&]*)", parts.query):
+        found += [match.group(1), unquote(match.group(1))]
+    return [p for p in found if p]
+
+
+def redact(text: str, url: str) -> str:
+    """``text`` (an error message, say) with every password of ``url`` and the URL itself masked."""
+    text = str(text).replace(url, mask_url(url))
+    for password in sorted(set(_passwords(url)), key=len, reverse=True):
+        text = text.replace(password, "***")
+    return text
+
+
+# --------------------------------------------------------------------------- JSON that PostgreSQL accepts
+
+
+def _dumps_for_pg(value) -> str:
+    """JSON text jsonb accepts, for any JSON-able value: text with NUL or lone surrogates,
+    NaN or infinities are wrapped (as escaped JSON inside a string) and come back unchanged."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+        if "\\u0000" not in text:
+            return text
+    except (ValueError, UnicodeEncodeError):
+        pass
+    return json.dumps({_ESCAPED: json.dumps(value, ensure_ascii=True)})
+
+
+def _loads_from_pg(value):
+    if isinstance(value, dict) and len(value) == 1 and _ESCAPED in value:
+        return json.loads(value[_ESCAPED])
+    return value
+
+
+def _text_for_pg(text: str) -> tuple[str, bool]:
+    """Chunk text as stored, and whether it had to be escaped (NUL characters, lone surrogates)."""
+    if "\x00" not in text:
+        try:
+            text.encode("utf-8")
+            return text, False
+        except UnicodeEncodeError:
+            pass
+    return json.dumps(text, ensure_ascii=True), True
+
+
+def _digest(record: dict, chunks: Sequence[dict]) -> str:
+    """What decides whether a stored document row is still the document being committed."""
+    digest = hashlib.sha256(json.dumps(record, sort_keys=True, ensure_ascii=True).encode())
+    for chunk in chunks:
+        digest.update(b"\0")
+        digest.update(json.dumps(chunk, sort_keys=True, ensure_ascii=True).encode())
+    return digest.hexdigest()
+
+
+def version_name(number: int | None) -> str | None:
+    return None if number is None else f"v{number:06d}"
+
+
+def _version_number(name: str | None) -> int | None:
+    if name is None or not re.fullmatch(r"v\d{6,}", name):
+        return None
+    return int(name[1:])
+
+
+# --------------------------------------------------------------------------- vectors on the wire
+
+
+def _vector_bytes(row: np.ndarray) -> bytes:
+    """pgvector's binary format: dimension and a reserved word (uint16 each), float32 big-endian."""
+    row = np.asarray(row, dtype=">f4").ravel()
+    return np.array([row.size, 0], dtype=">u2").tobytes() + row.tobytes()
+
+
+class _RawVectorLoader(Loader):
+    """Loads a binary ``vector`` as its raw bytes, to be stacked into a matrix at once."""
+
+    format = Format.BINARY
+
+    def load(self, data):
+        return bytes(data)
+
+
+def _vectors_from_raw(rows: Sequence[bytes | None], dim: int | None) -> tuple[np.ndarray | None, np.ndarray]:
+    """A float32 matrix (zeros where missing) and a mask of the rows that have a vector."""
+    mask = np.fromiter((r is not None for r in rows), dtype=bool, count=len(rows))
+    if not mask.any():
+        return None, mask
+    if dim is None:
+        dim = int(np.frombuffer(next(r for r in rows if r is not None)[:2], dtype=">u2")[0])
+    blank = b"\0" * (4 * (dim + 1))
+    raw = b"".join(r if r is not None else blank for r in rows)
+    matrix = np.frombuffer(raw, dtype=">f4").reshape(len(rows), dim + 1)[:, 1:].astype(np.float32)
+    return matrix, mask
+
+
+# --------------------------------------------------------------------------- schema
+
+_DDL = """
+CREATE SCHEMA IF NOT EXISTS rag_core;
+CREATE TABLE IF NOT EXISTS rag_core.meta (key text PRIMARY KEY, value jsonb NOT NULL);
+CREATE TABLE IF NOT EXISTS rag_core.collections (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL UNIQUE,
+    name_key text NOT NULL UNIQUE,
+    settings jsonb NOT NULL,
+    created double precision NOT NULL,
+    updated double precision NOT NULL,
+    live_version integer,
+    vectors_generation bigint NOT NULL DEFAULT 0,
+    dim integer
+);
+CREATE TABLE IF NOT EXISTS rag_core.versions (
+    collection_id bigint NOT NULL REFERENCES rag_core.collections(id) ON DELETE CASCADE,
+    number integer NOT NULL,
+    parent integer,
+    created double precision NOT NULL,
+    documents integer NOT NULL,
+    chunks integer NOT NULL,
+    vectors_generation bigint NOT NULL,
+    PRIMARY KEY (collection_id, number)
+);
+CREATE TABLE IF NOT EXISTS rag_core.documents (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    collection_id bigint NOT NULL REFERENCES rag_core.collections(id) ON DELETE CASCADE,
+    position bigint NOT NULL,
+    doc_id text NOT NULL,
+    source text NOT NULL,
+    sha256 text NOT NULL,
+    record jsonb NOT NULL,
+    digest text NOT NULL,
+    vector_key text NOT NULL,
+    n_chunks integer NOT NULL,
+    added_in integer NOT NULL,
+    removed_in integer
+);
+CREATE INDEX IF NOT EXISTS documents_by_collection ON rag_core.documents (collection_id, position);
+CREATE INDEX IF NOT EXISTS documents_by_vector_key ON rag_core.documents (collection_id, vector_key);
+CREATE TABLE IF NOT EXISTS rag_core.chunks (
+    document_id bigint NOT NULL REFERENCES rag_core.documents(id) ON DELETE CASCADE,
+    seq integer NOT NULL,
+    collection_id bigint NOT NULL,
+    ord bigint NOT NULL,
+    text text NOT NULL,
+    escaped boolean NOT NULL DEFAULT false,
+    meta jsonb NOT NULL,
+    embedding vector,
+    PRIMARY KEY (document_id, seq)
+);
+CREATE INDEX IF NOT EXISTS chunks_by_order ON rag_core.chunks (collection_id, ord);
+CREATE TABLE IF NOT EXISTS rag_core.files (
+    collection_id bigint NOT NULL REFERENCES rag_core.collections(id) ON DELETE CASCADE,
+    sha256 text NOT NULL,
+    bytes bigint NOT NULL,
+    data bytea NOT NULL,
+    PRIMARY KEY (collection_id, sha256)
+);
+ALTER TABLE rag_core.files ALTER COLUMN data SET STORAGE EXTERNAL;
+CREATE TABLE IF NOT EXISTS rag_core.side_data (
+    collection_id bigint NOT NULL REFERENCES rag_core.collections(id) ON DELETE CASCADE,
+    key text NOT NULL,
+    value jsonb NOT NULL,
+    updated double precision NOT NULL,
+    PRIMARY KEY (collection_id, key)
+);
+CREATE TABLE IF NOT EXISTS rag_core.embedding_progress (
+    collection_id bigint PRIMARY KEY REFERENCES rag_core.collections(id) ON DELETE CASCADE,
+    progress jsonb NOT NULL,
+    updated double precision NOT NULL
+);
+"""
+
+_VISIBLE = "d.added_in <= %(v)s AND (d.removed_in IS NULL OR d.removed_in > %(v)s)"
+
+
+def _ann_index_name(collection_id: int, dim: int) -> str:
+    """The name of a collection's HNSW index: made from two integers, never from user text."""
+    return f"chunks_hnsw_c{int(collection_id)}_d{int(dim)}"
+
+
+# --------------------------------------------------------------------------- one pool per database and process
+
+
+class _Engine:
+    """The connection pool of one database, shared by every store object of the process."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.masked = mask_url(url)
+        self._lock = threading.Lock()
+        self._pool: ConnectionPool | None = None
+        self.local = threading.local()  # writer locks this thread holds: {collection id: [conn, depth]}
+        self.vector_oid: int | None = None
+
+    def _fail(self, exc: BaseException) -> StoreConnectionError:
+        detail = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, self.url)
+        return StoreConnectionError(f"Cannot use the PostgreSQL store at {self.masked}: {detail}")
+
+    def _setup(self) -> None:
+        """Create the schema, tables and the vector extension (once; idempotent)."""
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise self._fail(exc) from None
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", (_SETUP_LOCK,))
+                have = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+                if not have:
+                    try:
+                        with conn.transaction():
+                            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    except psycopg.errors.InsufficientPrivilege:
+                        raise StoreConnectionError(
+                            f"The database at {self.masked} lacks the pgvector extension and this role may not "
+                            "create it: have a superuser run `CREATE EXTENSION vector;` in it once.") from None
+                ready = conn.execute(
+                    "SELECT to_regclass('rag_core.meta') IS NOT NULL").fetchone()[0]
+                version = None
+                if ready:
+                    row = conn.execute("SELECT value FROM rag_core.meta WHERE key = 'schema_version'").fetchone()
+                    version = row[0] if row else None
+                if version is not None and version > SCHEMA_VERSION:
+                    raise StoreConnectionError(
+                        f"The store at {self.masked} was made by a newer rag_core (schema {version}); upgrade "
+                        "rag_core to use it.")
+                if version != SCHEMA_VERSION:
+                    try:
+                        conn.execute(_DDL)
+                    except psycopg.errors.InsufficientPrivilege as exc:
+                        raise StoreConnectionError(
+                            f"This role may not create the rag_core schema in {self.masked} "
+                            f"({redact(str(exc).strip(), self.url)}): grant it CREATE on the database, or have "
+                            "the owner create the schema `rag_core` and grant the role ALL on it.") from None
+                    conn.execute(
+                        "INSERT INTO rag_core.meta (key, value) VALUES ('schema_version', %s::jsonb) "
+                        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value", (json.dumps(SCHEMA_VERSION),))
+            row = conn.execute("SELECT oid FROM pg_type WHERE typname = 'vector'").fetchone()
+            self.vector_oid = int(row[0])
+        except psycopg.Error as exc:
+            raise self._fail(exc) from None
+        finally:
+            conn.close()
+
+    @property
+    def pool(self) -> ConnectionPool:
+        with self._lock:
+            if self._pool is None:
+                self._setup()
+                pool = ConnectionPool(self.url, min_size=1, max_size=POOL_MAX, open=False, timeout=CONNECT_TIMEOUT_S,
+                                      kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
+                                      name="rag_core")
+                pool.open(wait=False)
+                self._pool = pool
+            return self._pool
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise self._fail(exc) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def held(self) -> dict:
+        if not hasattr(self.local, "writers"):
+            self.local.writers = {}
+        return self.local.writers
+
+
+_engines: dict[str, _Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def _engine(url: str) -> _Engine:
+    with _engines_lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = _Engine(url)
+        return engine
+
+
+def close_all() -> None:
+    """Close every pool of this process (tests; a long-lived process never needs it)."""
+    with _engines_lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    for engine in engines:
+        engine.close()
+
+
+# --------------------------------------------------------------------------- the index cache
+
+
+@dataclasses.dataclass
+class _Lexical:
+    """A version's chunks with TF-IDF and BM25 built, and where each chunk row is."""
+
+    index: RagIndex
+    row_keys: np.ndarray  # (document row id, seq) of each chunk, in index order
+
+
+_cache: OrderedDict[tuple, _Lexical] = OrderedDict()
+_vector_cache: OrderedDict[tuple, tuple[np.ndarray | None, np.ndarray]] = OrderedDict()
+_cache_lock = threading.Lock()
+_build_locks: dict[tuple, threading.Lock] = {}
+
+
+def _cached(cache: OrderedDict, key: tuple):
+    with _cache_lock:
+        value = cache.get(key)
+        if value is not None:
+            cache.move_to_end(key)
+        return value
+
+
+def _remember(cache: OrderedDict, key: tuple, value) -> None:
+    with _cache_lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > INDEX_CACHE_ENTRIES:
+            cache.popitem(last=False)
+
+
+def _build_lock(key: tuple) -> threading.Lock:
+    with _cache_lock:
+        return _build_locks.setdefault(key, threading.Lock())
+
+
+class PostgresRagIndex(RagIndex):
+    """A :class:`RagIndex` that can also ask pgvector's HNSW index for the nearest chunks.
+
+    ``dense_search(query, k)`` is an optional hook: retrieval may call it when a
+    collection is too large to hold its vectors in every process.
+    """
+
+    def __init__(self, *args, store: PostgresStore | None = None, collection: str = "", row_keys=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._store = store
+        self._collection = collection
+        self._row_keys = row_keys
+
+    def dense_search(self, query: str, k: int = 10, *, ef_search: int | None = None) -> list[tuple[int, float]]:
+        """``[(chunk index, inner product)]`` of the ``k`` nearest chunks by pgvector (HNSW when built)."""
+        from ..dense import encode_query
+        from ..models import load_bi_encoder
+
+        vector = encode_query(load_bi_encoder(self.embedding_model), query)
+        return self._store.dense_search(self._collection, vector, k, row_keys=self._row_keys, ef_search=ef_search)
+
+
+# --------------------------------------------------------------------------- the store
+
+
+@dataclasses.dataclass
+class _Row:
+    id: int
+    name: str
+    settings: dict
+    created: float
+    updated: float
+    live: int | None
+    generation: int
+    dim: int | None
+
+
+class PostgresStore(CollectionStore):
+    """Collections in a PostgreSQL database with pgvector (see the module docstring)."""
+
+    kind = "postgresql"
+
+    def __init__(self, url: str):
+        if not is_postgres_url(url):
+            raise CollectionError("A PostgreSQL store needs a postgresql:// URL.")
+        self.url = url
+        self._engine = _engine(url)
+
+    @property
+    def location(self) -> str:
+        return self._engine.masked
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+    def close(self) -> None:
+        self._engine.close()
+
+    # ---------------------------------------------------------------- rows
+    def _row(self, conn, name: str, *, lock: bool = False) -> _Row:
+        stored = validate_collection_name(name)
+        query = ("SELECT id, name, settings, created, updated, live_version, vectors_generation, dim "
+                 "FROM rag_core.collections WHERE name = %s" + (" FOR UPDATE" if lock else ""))
+        row = conn.execute(query, (stored,)).fetchone()
+        if row is None:
+            known = sorted(r[0] for r in conn.execute("SELECT name FROM rag_core.collections"))
+            close = [n for n in known if same_name(n, stored)]
+            hint = f" Did you mean {close[0]!r}?" if close else f" (collections: {', '.join(known) or 'none yet'})"
+            raise CollectionNotFoundError(f"No collection named {stored!r}.{hint}")
+        return _Row(row[0], row[1], _loads_from_pg(row[2]), row[3], row[4], row[5], row[6], row[7])
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Connection]:
+        """A connection in a read-only transaction that sees one snapshot throughout."""
+        with self._engine.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
+    # ---------------------------------------------------------------- names
+    def names(self) -> list[str]:
+        with self._engine.connection() as conn:
+            return sorted(r[0] for r in conn.execute("SELECT name FROM rag_core.collections"))
+
+    def exists(self, name: str) -> bool:
+        try:
+            stored = validate_collection_name(name)
+        except CollectionError:
+            return False
+        with self._engine.connection() as conn:
+            return conn.execute("SELECT 1 FROM rag_core.collections WHERE name = %s", (stored,)).fetchone() is not None
+
+    def _clash(self, conn, name: str, *, other_than: int | None = None) -> str | None:
+        row = conn.execute("SELECT name FROM rag_core.collections WHERE name_key = %s AND id IS DISTINCT FROM %s",
+                           (name.casefold(), other_than)).fetchone()
+        return None if row is None else row[0]
+
+    def create(self, name: str, settings: dict) -> str:
+        stored = validate_collection_name(name)
+        now = time.time()
+        kept = {k: v for k, v in settings.items() if k not in ("name", "format", "format_version", "created",
+                                                                "updated")}
+        with self._engine.connection() as conn:
+            clash = self._clash(conn, stored)
+            if clash:
+                raise CollectionExistsError(f"A collection named {clash!r} already exists.")
+            try:
+                conn.execute(
+                    "INSERT INTO rag_core.collections (name, name_key, settings, created, updated) "
+                    "VALUES (%s, %s, %s::jsonb, %s, %s)", (stored, stored.casefold(), _dumps_for_pg(kept), now, now))
+            except psycopg.errors.UniqueViolation:
+                clash = self._clash(conn, stored) or stored
+                raise CollectionExistsError(f"A collection named {clash!r} already exists.") from None
+        return stored
+
+    def rename(self, old: str, new: str) -> str:
+        target = validate_collection_name(new)
+        with self._engine.connection() as conn:
+            source = self._row(conn, old)
+            clash = self._clash(conn, target, other_than=source.id)
+            if clash:
+                raise CollectionExistsError(f"A collection named {clash!r} already exists.")
+        with self.writing(source.name), self._engine.connection() as conn:
+            try:
+                conn.execute("UPDATE rag_core.collections SET name = %s, name_key = %s, updated = %s WHERE id = %s",
+                             (target, target.casefold(), time.time(), source.id))
+            except psycopg.errors.UniqueViolation:
+                clash = self._clash(conn, target, other_than=source.id) or target
+                raise CollectionExistsError(f"A collection named {clash!r} already exists.") from None
+        return target
+
+    def delete(self, name: str, *, force: bool = False) -> None:
+        if force:
+            self._delete(name)
+            return
+        with self.writing(name):
+            self._delete(name)
+
+    def _delete(self, name: str) -> None:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            with conn.transaction():
+                conn.execute("DELETE FROM rag_core.collections WHERE id = %s", (row.id,))
+            self._drop_ann_indexes(conn, row.id)
+
+    # ---------------------------------------------------------------- reading
+    def read_settings(self, name: str) -> dict:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+        return self._settings(row)
+
+    @staticmethod
+    def _settings(row: _Row) -> dict:
+        raw = {"format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION, **(row.settings or {}),
+               "name": row.name, "created": row.created, "updated": row.updated}
+        return check_settings(raw, row.name)
+
+    def current_version(self, name: str) -> str | None:
+        with self._engine.connection() as conn:
+            return version_name(self._row(conn, name).live)
+
+    def _documents(self, conn, row: _Row, version: int | None) -> list[dict]:
+        if version is None:
+            return []
+        records = conn.execute(
+            f"SELECT d.record FROM rag_core.documents d WHERE d.collection_id = %(c)s AND {_VISIBLE} "
+            "ORDER BY d.position", {"c": row.id, "v": version}).fetchall()
+        return check_documents([_loads_from_pg(r[0]) for r in records], row.name, f"version {version_name(version)}")
+
+    def read_documents(self, name: str) -> list[dict]:
+        with self._read() as conn:
+            row = self._row(conn, name)
+            return self._documents(conn, row, row.live)
+
+    def index_token(self, name: str) -> str:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+        return f"pg:{row.id}:{version_name(row.live)}:{row.generation}"
+
+    def _cache_key(self, row: _Row) -> tuple:
+        return (self.url, row.id, row.live)
+
+    def load_index(self, name: str) -> RagIndex | None:
+        """The live version's index, built once per version and process (TF-IDF and BM25 as the
+        folder store builds them), with the vectors written so far. Shared: treat it as read-only."""
+        with self._read() as conn:  # one snapshot: the chunks and vectors of one version
+            row = self._row(conn, name)
+            if row.live is None:
+                return None
+            key = self._cache_key(row)
+            lexical = _cached(_cache, key)
+            rows = None if lexical is not None else self._chunk_rows(conn, row, row.live)
+            vkey = (*key, row.generation)
+            vectors = _cached(_vector_cache, vkey)
+            if vectors is None:
+                vectors = self._load_vectors(conn, row, row.live)
+        if lexical is None:
+            if not rows:
+                return None
+            with _build_lock(key):
+                lexical = _cached(_cache, key)
+                if lexical is None:
+                    lexical = self._build_lexical(row, rows)
+                    _remember(_cache, key, lexical)
+        _remember(_vector_cache, vkey, vectors)
+        embeddings, mask = vectors
+        proto = lexical.index
+        return PostgresRagIndex(
+            chunks=proto.chunks, vectorizer=proto.vectorizer, matrix=proto.matrix, embeddings=embeddings,
+            embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
+            bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
+            _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, row_keys=lexical.row_keys,
+        )
+
+    def _chunk_rows(self, conn, row: _Row, version: int):
+        return conn.execute(
+            "SELECT c.document_id, c.seq, c.text, c.escaped, c.meta FROM rag_core.chunks c "
+            "JOIN rag_core.documents d ON d.id = c.document_id "
+            f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {_VISIBLE} ORDER BY c.ord",
+            {"c": row.id, "v": version}).fetchall()
+
+    @staticmethod
+    def _chunk(text: str, escaped: bool, meta) -> dict:
+        chunk = dict(_loads_from_pg(meta))
+        chunk["text"] = json.loads(text) if escaped else text
+        return chunk
+
+    def _build_lexical(self, row: _Row, rows) -> _Lexical:
+        chunks = [self._chunk(text, escaped, meta) for _doc, _seq, text, escaped, meta in rows]
+        settings = self._settings(row)
+        index = build_index_from_chunks(chunks, embedding_model=settings["embedding_model"], compute_embeddings=False,
+                                        chunk_size=settings["chunk_size"], overlap=settings["overlap"])
+        index._tfidf_scorer = TfidfScorer(index.vectorizer, index.matrix)
+        keys = np.array([(doc, seq) for doc, seq, *_ in rows], dtype=np.int64).reshape(len(rows), 2)
+        return _Lexical(index, keys)
+
+    def _load_vectors(self, conn, row: _Row, version: int) -> tuple[np.ndarray | None, np.ndarray]:
+        with conn.cursor(binary=True) as cur:
+            if self._engine.vector_oid is not None:
+                cur.adapters.register_loader(self._engine.vector_oid, _RawVectorLoader)
+            cur.execute(
+                "SELECT c.embedding FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
+                f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {_VISIBLE} ORDER BY c.ord",
+                {"c": row.id, "v": version})
+            raw = [r[0] for r in cur.fetchall()]
+        matrix, mask = _vectors_from_raw(raw, row.dim)
+        if matrix is not None and not np.isfinite(matrix).all():
+            raise damaged(row.name, "a stored dense vector is not finite")
+        return matrix, mask
+
+    def read_pdf(self, name: str, sha256: str) -> bytes | None:
+        if not _SHA_RE.fullmatch(sha256 or ""):
+            return None
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            found = conn.execute("SELECT data FROM rag_core.files WHERE collection_id = %s AND sha256 = %s",
+                                 (row.id, sha256)).fetchone()
+        return None if found is None else bytes(found[0])
+
+    def pdf_path(self, name: str, sha256: str) -> Path | None:
+        """The original file copied into a local cache folder (page images need a path)."""
+        if not _SHA_RE.fullmatch(sha256 or ""):
+            return None
+        from platformdirs import user_cache_dir
+
+        folder = Path(os.environ.get("RAG_CORE_PG_FILE_CACHE") or Path(user_cache_dir("rag_core")) / "pg-files")
+        path = folder / f"{sha256}.pdf"
+        if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
+            return path
+        data = self.read_pdf(name, sha256)
+        if data is None or hashlib.sha256(data).hexdigest() != sha256:
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+        return path
+
+    # ---------------------------------------------------------------- writing
+    @contextmanager
+    def writing(self, name: str) -> Iterator[None]:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+        held = self._engine.held()
+        if row.id in held:  # this thread holds it already: nested use is fine
+            held[row.id][1] += 1
+            try:
+                yield
+            finally:
+                held[row.id][1] -= 1
+            return
+        with self._engine.connection() as conn:
+            try:
+                conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{LOCK_TIMEOUT_S}s",))
+                conn.execute("SELECT pg_advisory_lock(%s, %s)", (_WRITER_LOCK, _int4(row.id)))
+            except psycopg.errors.LockNotAvailable:
+                raise CollectionBusyError(
+                    f"Collection {row.name!r} is being changed by another process; try again when it is done."
+                ) from None
+            finally:
+                conn.execute("SELECT set_config('lock_timeout', '0', false)")
+            held[row.id] = [conn, 1]
+            try:
+                yield
+            finally:
+                del held[row.id]
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (_WRITER_LOCK, _int4(row.id)))
+                except psycopg.Error:
+                    conn.close()  # the session ends, and its lock with it
+
+    def write_settings(self, name: str, settings: dict) -> None:
+        kept = {k: v for k, v in settings.items() if k not in ("name", "format", "format_version", "created",
+                                                                "updated")}
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            conn.execute("UPDATE rag_core.collections SET settings = %s::jsonb, updated = %s WHERE id = %s",
+                         (_dumps_for_pg(kept), float(settings.get("updated") or time.time()), row.id))
+
+    def commit(
+        self,
+        name: str,
+        *,
+        documents: list[dict],
+        chunks: list[dict],
+        embeddings: np.ndarray | None,
+        dense_mask: np.ndarray | None,
+        new_files: dict[str, bytes],
+        dropped_files: Sequence[str] = (),
+    ) -> str:
+        """One transaction: only new documents' rows are written; readers see the old version until it ends."""
+        documents = check_documents(list(documents), validate_collection_name(name), "the commit")
+        if embeddings is not None:
+            embeddings = np.asarray(embeddings, dtype=np.float32)
+            if embeddings.shape[0] != len(chunks):
+                raise ValueError(f"{embeddings.shape[0]} embeddings for {len(chunks)} chunks")
+            if dense_mask is None:
+                dense_mask = np.ones(len(chunks), dtype=bool)
+            if not np.isfinite(embeddings[dense_mask]).all():
+                raise ValueError("refusing to store embeddings that hold NaN or infinite values")
+        groups, grouped = _group_chunks(documents, chunks, name)
+        with self.writing(name), self._engine.connection() as conn, conn.transaction():
+            row = self._row(conn, name, lock=True)
+            settings = self._settings(row)
+            key_model = model_key(settings)
+            stored = conn.execute(
+                f"SELECT d.id, d.doc_id, d.digest, d.position FROM rag_core.documents d "
+                f"WHERE d.collection_id = %(c)s AND {_VISIBLE} ORDER BY d.position",
+                {"c": row.id, "v": row.live if row.live is not None else -1}).fetchall()
+            by_doc = {doc_id: (row_id, digest, position) for row_id, doc_id, digest, position in stored}
+            digests = [_digest(doc, [chunks[i] for i in groups[n]]) for n, doc in enumerate(documents)]
+            keep: dict[int, int] = {}  # document number -> stored row id
+            last = -1
+            incremental = grouped
+            for n, doc in enumerate(documents):
+                found = by_doc.get(doc["doc_id"])
+                if found is not None and found[1] == digests[n]:
+                    if found[2] <= last or (keep and n != len(keep)):
+                        incremental = False  # reordered, or new documents before kept ones
+                        break
+                    keep[n] = found[0]
+                    last = found[2]
+            if not incremental:
+                keep = {}
+            number = (conn.execute("SELECT coalesce(max(number), 0) FROM rag_core.versions WHERE collection_id = %s",
+                                   (row.id,)).fetchone()[0] or 0) + 1
+            number = max(number, (row.live or 0) + 1)
+            kept_rows = set(keep.values())
+            gone = [row_id for row_id, *_ in stored if row_id not in kept_rows]
+            if gone:
+                conn.execute("UPDATE rag_core.documents SET removed_in = %s WHERE id = ANY(%s)", (number, gone))
+            next_position, next_ord = conn.execute(
+                "SELECT (SELECT coalesce(max(position), 0) + 1 FROM rag_core.documents WHERE collection_id = %(c)s), "
+                "(SELECT coalesce(max(ord), 0) + 1 FROM rag_core.chunks WHERE collection_id = %(c)s)",
+                {"c": row.id}).fetchone()
+            wrote_vectors = 0
+            if not grouped:  # chunks interleave documents: keep their order with one ordinal each
+                order = {i: next_ord + i for i in range(len(chunks))}
+            else:
+                order = {}
+                ord_ = next_ord
+                for n in range(len(documents)):
+                    if n in keep:
+                        continue
+                    for i in groups[n]:
+                        order[i] = ord_
+                        ord_ += 1
+            dim = row.dim
+            for n, doc in enumerate(documents):
+                if n in keep:
+                    wrote_vectors += self._fill_kept_vectors(conn, keep[n], groups[n], embeddings, dense_mask)
+                    continue
+                doc_chunks = [chunks[i] for i in groups[n]]
+                texts = [c["text"] for c in doc_chunks]
+                doc_row = conn.execute(
+                    "INSERT INTO rag_core.documents (collection_id, position, doc_id, source, sha256, record, digest, "
+                    "vector_key, n_chunks, added_in) VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s) "
+                    "RETURNING id",
+                    (row.id, next_position, doc["doc_id"], doc["source"], doc["sha256"], _dumps_for_pg(doc),
+                     digests[n], vector_key(texts, key_model), len(doc_chunks), number)).fetchone()[0]
+                next_position += 1
+                dim, written = self._insert_chunks(conn, row.id, doc_row, groups[n], chunks, order, embeddings,
+                                                   dense_mask, dim)
+                wrote_vectors += written
+            for sha, data in new_files.items():
+                if not _SHA_RE.fullmatch(sha) or hashlib.sha256(data).hexdigest() != sha:
+                    raise ValueError(f"the file given for {sha[:16]}... does not have that SHA-256")
+                conn.execute(
+                    "INSERT INTO rag_core.files (collection_id, sha256, bytes, data) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (collection_id, sha256) DO NOTHING", (row.id, sha, len(data), data))
+            generation = row.generation + (1 if wrote_vectors else 0)
+            conn.execute(
+                "INSERT INTO rag_core.versions (collection_id, number, parent, created, documents, chunks, "
+                "vectors_generation) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (row.id, number, row.live, time.time(), len(documents), len(chunks), generation))
+            now = time.time()
+            conn.execute(
+                "UPDATE rag_core.collections SET live_version = %s, updated = %s, vectors_generation = %s, "
+                "dim = %s WHERE id = %s", (number, now, generation, dim, row.id))
+            self._prune(conn, row.id, number, row.live)
+        return version_name(number)
+
+    @staticmethod
+    def _fill_kept_vectors(conn, row_id: int, positions: list[int], embeddings, dense_mask) -> int:
+        """Vectors given for a kept document's chunks that the store does not have yet."""
+        if embeddings is None:
+            return 0
+        missing = conn.execute("SELECT seq FROM rag_core.chunks WHERE document_id = %s AND embedding IS NULL",
+                               (row_id,)).fetchall()
+        updates = [(_VectorParam(embeddings[positions[seq]]), row_id, seq) for (seq,) in missing
+                   if seq < len(positions) and dense_mask[positions[seq]]]
+        if updates:
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE rag_core.chunks SET embedding = %b WHERE document_id = %s AND seq = %s",
+                                updates)
+        return len(updates)
+
+    @staticmethod
+    def _insert_chunks(conn, collection_id: int, doc_row: int, positions: list[int], chunks: list[dict],
+                       order: dict[int, int], embeddings, dense_mask, dim: int | None) -> tuple[int | None, int]:
+        written = 0
+        with conn.cursor() as cur, cur.copy(
+                "COPY rag_core.chunks (document_id, seq, collection_id, ord, text, escaped, meta, embedding) "
+                "FROM STDIN") as copy:
+            for seq, i in enumerate(positions):
+                chunk = chunks[i]
+                text, escaped = _text_for_pg(chunk["text"])
+                meta = {k: v for k, v in chunk.items() if k != "text"}
+                vector = None
+                if embeddings is not None and dense_mask[i]:
+                    if dim is not None and embeddings.shape[1] != dim:
+                        raise ValueError(f"vectors of dimension {embeddings.shape[1]} for a collection of {dim}")
+                    dim = int(embeddings.shape[1])
+                    vector = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
+                    written += 1
+                copy.write_row((doc_row, seq, collection_id, order[i], text, escaped, _dumps_for_pg(meta), vector))
+        return dim, written
+
+    def _prune(self, conn, collection_id: int, live: int, parent: int | None) -> None:
+        """Rows and files that neither the live version nor its parent needs (MVCC keeps them for
+        readers that are mid-read)."""
+        floor = parent if parent is not None else live
+        conn.execute("DELETE FROM rag_core.documents WHERE collection_id = %s AND removed_in IS NOT NULL "
+                     "AND removed_in <= %s", (collection_id, floor))
+        conn.execute("DELETE FROM rag_core.documents WHERE collection_id = %s AND added_in > %s",
+                     (collection_id, live))
+        conn.execute("DELETE FROM rag_core.versions WHERE collection_id = %s AND number < %s",
+                     (collection_id, floor))
+        conn.execute("DELETE FROM rag_core.files f WHERE f.collection_id = %(c)s AND NOT EXISTS "
+                     "(SELECT 1 FROM rag_core.documents d WHERE d.collection_id = %(c)s AND d.sha256 = f.sha256)",
+                     {"c": collection_id})
+
+    # ---------------------------------------------------------------- vectors filled in behind
+    def pending_vectors(self, name: str) -> list[PendingDocument]:
+        with self._read() as conn:
+            row = self._row(conn, name)
+            if row.live is None:
+                return []
+            docs = conn.execute(
+                "SELECT d.id, d.doc_id, d.source, d.vector_key FROM rag_core.documents d "
+                f"WHERE d.collection_id = %(c)s AND {_VISIBLE} AND EXISTS (SELECT 1 FROM rag_core.chunks c "
+                "WHERE c.document_id = d.id AND c.embedding IS NULL) ORDER BY d.position",
+                {"c": row.id, "v": row.live}).fetchall()
+            out = []
+            for doc_row, doc_id, source, key in docs:
+                texts = tuple(json.loads(t) if e else t for t, e in conn.execute(
+                    "SELECT text, escaped FROM rag_core.chunks WHERE document_id = %s ORDER BY seq", (doc_row,)))
+                out.append(PendingDocument(doc_id, source, key, texts))
+        return out
+
+    def write_vectors(self, name: str, key: str, vectors: np.ndarray) -> None:
+        if not _KEY_RE.fullmatch(key or ""):
+            raise ValueError(f"not a vector key: {key!r}")
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or not np.isfinite(vectors).all():
+            raise ValueError("vectors must be a finite 2-D float matrix")
+        with self._engine.connection() as conn, conn.transaction():
+            row = self._row(conn, name, lock=True)
+            if row.dim is not None and vectors.shape[1] != row.dim:
+                raise ValueError(f"vectors of dimension {vectors.shape[1]} for a collection of {row.dim}")
+            targets = conn.execute(
+                "SELECT id, n_chunks FROM rag_core.documents WHERE collection_id = %s AND vector_key = %s",
+                (row.id, key)).fetchall()
+            updates = []
+            for doc_row, n_chunks in targets:
+                if n_chunks != len(vectors):
+                    raise ValueError(f"{len(vectors)} vectors for a document of {n_chunks} chunks")
+                updates += [(_VectorParam(vectors[seq]), doc_row, seq) for seq in range(n_chunks)]
+            if not updates:
+                return  # the document left the collection meanwhile
+            with conn.cursor() as cur:
+                cur.executemany("UPDATE rag_core.chunks SET embedding = %b WHERE document_id = %s AND seq = %s",
+                                updates)
+            conn.execute("UPDATE rag_core.collections SET vectors_generation = vectors_generation + 1, dim = %s "
+                         "WHERE id = %s", (int(vectors.shape[1]), row.id))
+
+    def fold_in_vectors(self, name: str) -> str | None:
+        """A new version when vectors were written since the live one was made (no rows are copied)."""
+        with self.writing(name), self._engine.connection() as conn:
+            with conn.transaction():
+                row = self._row(conn, name, lock=True)
+                if row.live is None:
+                    return None
+                made = conn.execute("SELECT documents, chunks, vectors_generation FROM rag_core.versions "
+                                    "WHERE collection_id = %s AND number = %s", (row.id, row.live)).fetchone()
+                if made is not None and made[2] >= row.generation:
+                    return None
+                number = row.live + 1
+                conn.execute(
+                    "INSERT INTO rag_core.versions (collection_id, number, parent, created, documents, chunks, "
+                    "vectors_generation) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (row.id, number, row.live, time.time(), made[0] if made else 0, made[1] if made else 0,
+                     row.generation))
+                conn.execute("UPDATE rag_core.collections SET live_version = %s, updated = %s WHERE id = %s",
+                             (number, time.time(), row.id))
+                self._prune(conn, row.id, number, row.live)
+            self.ensure_ann_index(name)
+        return version_name(number)
+
+    @contextmanager
+    def embedding_slot(self, name: str) -> Iterator[bool]:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            got = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_EMBEDDER_LOCK, _int4(row.id))).fetchone()[0]
+            try:
+                yield bool(got)
+            finally:
+                if got:
+                    try:
+                        conn.execute("SELECT pg_advisory_unlock(%s, %s)", (_EMBEDDER_LOCK, _int4(row.id)))
+                    except psycopg.Error:
+                        conn.close()
+
+    def write_embedding_progress(self, name: str, progress: dict) -> None:
+        now = time.time()
+        value = {**progress, "pid": os.getpid(), "host": socket.gethostname(), "updated": now}
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            conn.execute(
+                "INSERT INTO rag_core.embedding_progress (collection_id, progress, updated) VALUES (%s, %s::jsonb, %s) "
+                "ON CONFLICT (collection_id) DO UPDATE SET progress = EXCLUDED.progress, updated = EXCLUDED.updated",
+                (row.id, _dumps_for_pg(value), now))
+
+    def embedding_status(self, name: str) -> EmbeddingStatus:
+        try:
+            with self._read() as conn:
+                row = self._row(conn, name)
+                if row.live is None:
+                    return EmbeddingStatus(0, 0)
+                total, done = conn.execute(
+                    "SELECT count(*), count(c.embedding) FROM rag_core.chunks c JOIN rag_core.documents d "
+                    f"ON d.id = c.document_id WHERE c.collection_id = %(c)s AND {_VISIBLE}",
+                    {"c": row.id, "v": row.live}).fetchone()
+                found = conn.execute("SELECT progress FROM rag_core.embedding_progress WHERE collection_id = %s",
+                                     (row.id,)).fetchone()
+                slot_held = conn.execute(
+                    "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid "
+                    "AND objid = %s::oid AND objsubid = 2 AND granted",
+                    (_EMBEDDER_LOCK, _int4(row.id))).fetchone() is not None
+        except CollectionNotFoundError:
+            raise
+        except CollectionError as exc:
+            return EmbeddingStatus(0, 0, error=str(exc))
+        progress = _loads_from_pg(found[0]) if found else {}
+        if not isinstance(progress, dict):
+            progress = {}
+
+        def number(key):
+            value = progress.get(key)
+            return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+        updated = number("updated")
+        running = bool(progress.get("running")) and slot_held and updated is not None \
+            and time.time() - updated < EMBEDDER_SILENT_S
+        return EmbeddingStatus(
+            done=int(done), total=int(total), running=running, rate=number("rate") if running else None,
+            started=number("started"), updated=updated,
+            error=progress.get("error") if isinstance(progress.get("error"), str) else None,
+        )
+
+    # ---------------------------------------------------------------- dense search through pgvector
+    def ensure_ann_index(self, name: str, *, min_chunks: int | None = None) -> bool:
+        """Build the collection's HNSW index (inner product) once it has ``min_chunks`` vectors.
+
+        Built CONCURRENTLY, so commits to this and other collections go on meanwhile.
+        Returns whether the index exists.
+        """
+        threshold = ANN_MIN_CHUNKS if min_chunks is None else min_chunks
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            if row.dim is None:
+                return False
+            index = _ann_index_name(row.id, row.dim)
+            valid = conn.execute(
+                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
+                (index,)).fetchone()
+            if valid is not None and valid[0]:
+                return True
+            count = conn.execute("SELECT count(embedding) FROM rag_core.chunks WHERE collection_id = %s",
+                                 (row.id,)).fetchone()[0]
+            if count < threshold:
+                return False
+            if valid is not None:  # an interrupted build left an invalid index
+                conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS rag_core.{}").format(sql.Identifier(index)))
+            conn.execute(sql.SQL(
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON rag_core.chunks USING hnsw "
+                "((embedding::vector({})) vector_ip_ops) WHERE collection_id = {}"
+            ).format(sql.Identifier(index), sql.Literal(int(row.dim)), sql.Literal(int(row.id))))
+            return True
+
+    def _drop_ann_indexes(self, conn, collection_id: int) -> None:
+        names = conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'rag_core' AND c.relkind = 'i' AND c.relname LIKE %s",
+            (f"chunks_hnsw_c{int(collection_id)}_d%",)).fetchall()
+        for (index,) in names:
+            if re.fullmatch(r"chunks_hnsw_c\d+_d\d+", index):
+                conn.execute(sql.SQL("DROP INDEX IF EXISTS rag_core.{}").format(sql.Identifier(index)))
+
+    def dense_search(self, name: str, vector: np.ndarray, k: int = 10, *, row_keys: np.ndarray | None = None,
+                     ef_search: int | None = None, exact: bool = False) -> list[tuple[int, float]]:
+        """The ``k`` live chunks nearest to ``vector`` by inner product, through the HNSW index when
+        there is one (``exact=True``: a full scan). Returns ``[(chunk index, score)]``; the chunk
+        index is the position in :meth:`load_index`'s chunks (``row_keys`` maps rows to it)."""
+        vector = np.asarray(vector, dtype=np.float32).ravel()
+        k = int(k)
+        with self._engine.connection() as conn, conn.transaction():
+            row = self._row(conn, name)
+            if row.live is None or row.dim is None:
+                return []
+            if vector.size != row.dim:
+                raise ValueError(f"a query vector of dimension {vector.size} for a collection of {row.dim}")
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(int(ef_search or max(40, 2 * k))),))
+            if exact:
+                conn.execute("SET LOCAL enable_indexscan = off")
+            # the collection id and dimension are integers from our own table: literals let the
+            # planner match the collection's partial HNSW index
+            found = conn.execute(sql.SQL(
+                "SELECT c.document_id, c.seq, -((c.embedding::vector({dim})) <#> %(q)b::vector({dim})) AS score "
+                "FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
+                "WHERE c.collection_id = {cid} AND d.collection_id = {cid} AND c.embedding IS NOT NULL "
+                "AND " + _VISIBLE.replace("%(v)s", "{live}") + " "
+                "ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(k)s"
+            ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live))),
+                {"q": _VectorParam(vector), "k": k}).fetchall()
+        if row_keys is None:
+            lexical = _cached(_cache, self._cache_key(row))
+            row_keys = None if lexical is None else lexical.row_keys
+        if row_keys is None:
+            self.load_index(name)
+            row_keys = _cached(_cache, self._cache_key(row)).row_keys
+        position = {(int(a), int(b)): i for i, (a, b) in enumerate(row_keys)}
+        return [(position[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in position]
+
+    # ---------------------------------------------------------------- side data
+    def read_data(self, name: str, key: str):
+        check_data_key(key)
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            found = conn.execute("SELECT value FROM rag_core.side_data WHERE collection_id = %s AND key = %s",
+                                 (row.id, key)).fetchone()
+        return None if found is None else _loads_from_pg(found[0])
+
+    def write_data(self, name: str, key: str, value) -> None:
+        check_data_key(key)
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            if value is None:
+                conn.execute("DELETE FROM rag_core.side_data WHERE collection_id = %s AND key = %s", (row.id, key))
+                return
+            conn.execute(
+                "INSERT INTO rag_core.side_data (collection_id, key, value, updated) VALUES (%s, %s, %s::jsonb, %s) "
+                "ON CONFLICT (collection_id, key) DO UPDATE SET value = EXCLUDED.value, updated = EXCLUDED.updated",
+                (row.id, key, _dumps_for_pg(value), time.time()))
+
+    def list_data(self, name: str, prefix: str = "") -> list[str]:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            keys = [r[0] for r in conn.execute("SELECT key FROM rag_core.side_data WHERE collection_id = %s",
+                                               (row.id,))]
+        return sorted(k for k in keys if k.startswith(prefix))
+
+    # ---------------------------------------------------------------- integrity
+    def check(self, name: str, *, repair: bool = False) -> CheckReport:
+        if repair:
+            with self.writing(name):
+                return self._check(name, repair=True)
+        return self._check(name, repair=False)
+
+    def _check(self, name: str, *, repair: bool) -> CheckReport:
+        with self._engine.connection() as conn:
+            row = self._row(conn, name)
+            report = CheckReport(name=row.name)
+            problem, fixed = report.problems.append, report.repaired.append
+            try:
+                self._settings(row)
+            except CollectionError as exc:
+                problem(str(exc))
+                if repair:
+                    defaults = {"chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS,
+                                "embedding_model": DEFAULT_EMBEDDING_MODEL}
+                    conn.execute("UPDATE rag_core.collections SET settings = %s::jsonb WHERE id = %s",
+                                 (_dumps_for_pg(defaults), row.id))
+                    fixed("wrote the collection's settings again with default values")
+            versions = [n for (n,) in conn.execute(
+                "SELECT number FROM rag_core.versions WHERE collection_id = %s ORDER BY number DESC", (row.id,))]
+            report.versions = [version_name(n) for n in versions]
+            live = row.live
+            if live is not None and live not in versions:
+                problem(f"the live version {version_name(live)} has no version record")
+                if repair:
+                    conn.execute(
+                        "INSERT INTO rag_core.versions (collection_id, number, parent, created, documents, chunks, "
+                        "vectors_generation) SELECT %(c)s, %(v)s, NULL, %(t)s, count(*), coalesce(sum(n_chunks), 0), "
+                        f"%(g)s FROM rag_core.documents d WHERE d.collection_id = %(c)s AND {_VISIBLE}",
+                        {"c": row.id, "v": live, "t": time.time(), "g": row.generation})
+                    fixed(f"wrote the record of version {version_name(live)} again")
+            report.version = version_name(live)
+            if live is not None:
+                docs = conn.execute(
+                    "SELECT d.id, d.source, d.sha256, d.n_chunks, d.record, "
+                    "(SELECT count(*) FROM rag_core.chunks c WHERE c.document_id = d.id), "
+                    "(SELECT count(*) FROM rag_core.chunks c WHERE c.document_id = d.id AND c.collection_id <> d.collection_id), "
+                    "(SELECT sha256(f.data) FROM rag_core.files f WHERE f.collection_id = d.collection_id "
+                    " AND f.sha256 = d.sha256) "
+                    f"FROM rag_core.documents d WHERE d.collection_id = %(c)s AND {_VISIBLE} ORDER BY d.position",
+                    {"c": row.id, "v": live}).fetchall()
+                try:
+                    check_documents([_loads_from_pg(d[4]) for d in docs], row.name, f"version {version_name(live)}")
+                except CollectionError as exc:
+                    problem(str(exc))
+                for _doc_row, source, sha, n_chunks, record, count, foreign, file_digest in docs:
+                    record = _loads_from_pg(record)
+                    if count != n_chunks or (isinstance(record, dict) and record.get("chunks", count) != count) \
+                            or foreign:
+                        problem(f"document {source!r} has {count} stored chunks, its record says {n_chunks}")
+                    if file_digest is None:
+                        problem(f"the original of {source!r} is missing (page images cannot be shown)")
+                    elif bytes(file_digest).hex() != sha:
+                        problem(f"the original of {source!r} was altered (its checksum differs)")
+            dims = conn.execute("SELECT DISTINCT vector_dims(embedding) FROM rag_core.chunks "
+                                "WHERE collection_id = %s AND embedding IS NOT NULL", (row.id,)).fetchall()
+            if len(dims) > 1 or (dims and row.dim is not None and dims[0][0] != row.dim):
+                problem(f"dense vectors of different dimensions ({', '.join(str(d[0]) for d in dims)})")
+                if repair:
+                    conn.execute("UPDATE rag_core.chunks SET embedding = NULL WHERE collection_id = %s", (row.id,))
+                    conn.execute("UPDATE rag_core.collections SET dim = NULL, vectors_generation = "
+                                 "vectors_generation + 1 WHERE id = %s", (row.id,))
+                    fixed("removed the dense vectors (they are computed again by `rag-core embed`)")
+            stray = conn.execute("SELECT count(*) FROM rag_core.documents WHERE collection_id = %s AND added_in > %s",
+                                 (row.id, live if live is not None else -1)).fetchone()[0]
+            if stray:
+                problem(f"{stray} document row(s) of versions newer than the live one")
+                if repair:
+                    conn.execute("DELETE FROM rag_core.documents WHERE collection_id = %s AND added_in > %s",
+                                 (row.id, live if live is not None else -1))
+                    fixed("removed the rows of versions newer than the live one")
+            if row.dim is not None:
+                index = _ann_index_name(row.id, row.dim)
+                invalid = conn.execute(
+                    "SELECT NOT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
+                    (index,)).fetchone()
+                if invalid is not None and invalid[0]:
+                    problem("the HNSW index was left invalid by an interrupted build")
+                    if repair:
+                        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS rag_core.{}").format(
+                            sql.Identifier(index)))
+                        fixed("removed the invalid HNSW index (it is built again after the next embedding)")
+        return report
+
+
+class _VectorParam:
+    """A dense vector as a query parameter, sent in pgvector's binary format."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, vector: np.ndarray):
+        self.data = _vector_bytes(vector)
+
+
+class _VectorParamDumper(Dumper):
+    """Sends a :class:`_VectorParam` as binary (placeholder ``%b``); the server reads it as the
+    ``vector`` its context asks for."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: _VectorParam):
+        return obj.data
+
+
+psycopg.adapters.register_dumper(_VectorParam, _VectorParamDumper)
+
+
+def _int4(value: int) -> int:
+    """A collection id as the second int4 key of an advisory lock."""
+    value = int(value)
+    return value if value < 2**31 else (value % (2**31 - 1)) + 1
+
+
+def _group_chunks(documents: list[dict], chunks: list[dict], name: str) -> tuple[list[list[int]], bool]:
+    """The chunk positions of each document, and whether each document's chunks are one run
+    in document order (the incremental commit needs it)."""
+    by_id = {doc["doc_id"]: n for n, doc in enumerate(documents)}
+    by_source = {doc["source"]: n for n, doc in enumerate(documents)}
+    groups: list[list[int]] = [[] for _ in documents]
+    grouped, current = True, -1
+    for i, chunk in enumerate(chunks):
+        n = by_id.get(chunk.get("doc_id")) if chunk.get("doc_id") is not None else by_source.get(chunk.get("source"))
+        if n is None:
+            raise CollectionError(
+                f"Collection {name!r}: chunk {i} belongs to no document of the commit "
+                f"(doc_id {str(chunk.get('doc_id'))[:40]!r}); nothing was changed.")
+        if n < current:
+            grouped = False
+        current = n
+        groups[n].append(i)
+    return groups, grouped

@@ -448,6 +448,13 @@ class _Lexical:
 
     index: RagIndex
     row_keys: np.ndarray  # (document row id, seq) of each chunk, in index order
+    _positions: dict | None = None
+
+    @property
+    def positions(self) -> dict[tuple[int, int], int]:
+        if self._positions is None:
+            self._positions = {(int(a), int(b)): i for i, (a, b) in enumerate(self.row_keys)}
+        return self._positions
 
 
 _cache: OrderedDict[tuple, _Lexical] = OrderedDict()
@@ -484,11 +491,11 @@ class PostgresRagIndex(RagIndex):
     collection is too large to hold its vectors in every process.
     """
 
-    def __init__(self, *args, store: PostgresStore | None = None, collection: str = "", row_keys=None, **kwargs):
+    def __init__(self, *args, store: PostgresStore | None = None, collection: str = "", lexical=None, **kwargs):
         super().__init__(*args, **kwargs)
         self._store = store
         self._collection = collection
-        self._row_keys = row_keys
+        self._lexical = lexical
 
     def dense_search(self, query: str, k: int = 10, *, ef_search: int | None = None) -> list[tuple[int, float]]:
         """``[(chunk index, inner product)]`` of the ``k`` nearest chunks by pgvector (HNSW when built)."""
@@ -496,7 +503,7 @@ class PostgresRagIndex(RagIndex):
         from ..models import load_bi_encoder
 
         vector = encode_query(load_bi_encoder(self.embedding_model), query)
-        return self._store.dense_search(self._collection, vector, k, row_keys=self._row_keys, ef_search=ef_search)
+        return self._store.dense_search(self._collection, vector, k, lexical=self._lexical, ef_search=ef_search)
 
 
 # --------------------------------------------------------------------------- the store
@@ -687,7 +694,7 @@ class PostgresStore(CollectionStore):
             chunks=proto.chunks, vectorizer=proto.vectorizer, matrix=proto.matrix, embeddings=embeddings,
             embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
             bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
-            _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, row_keys=lexical.row_keys,
+            _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,
         )
 
     def _chunk_rows(self, conn, row: _Row, version: int):
@@ -1114,40 +1121,40 @@ class PostgresStore(CollectionStore):
             if re.fullmatch(r"chunks_hnsw_c\d+_d\d+", index):
                 conn.execute(sql.SQL("DROP INDEX IF EXISTS rag_core.{}").format(sql.Identifier(index)))
 
-    def dense_search(self, name: str, vector: np.ndarray, k: int = 10, *, row_keys: np.ndarray | None = None,
+    def dense_search(self, name: str, vector: np.ndarray, k: int = 10, *, lexical: _Lexical | None = None,
                      ef_search: int | None = None, exact: bool = False) -> list[tuple[int, float]]:
-        """The ``k`` live chunks nearest to ``vector`` by inner product, through the HNSW index when
-        there is one (``exact=True``: a full scan). Returns ``[(chunk index, score)]``; the chunk
-        index is the position in :meth:`load_index`'s chunks (``row_keys`` maps rows to it)."""
+        """The ``k`` live chunks nearest to ``vector`` by inner product, through the collection's
+        HNSW index when it has one (``exact=True``: a full scan). Returns ``[(chunk index, score)]``,
+        the chunk index being the position in :meth:`load_index`'s chunks."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
-        k = int(k)
+        k = max(int(k), 1)
         with self._engine.connection() as conn, conn.transaction():
             row = self._row(conn, name)
             if row.live is None or row.dim is None:
                 return []
             if vector.size != row.dim:
                 raise ValueError(f"a query vector of dimension {vector.size} for a collection of {row.dim}")
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(int(ef_search or max(40, 2 * k))),))
+            fetch = 2 * k + 20  # rows of documents the live version no longer holds are dropped after
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(int(ef_search or max(40, fetch))),))
             if exact:
                 conn.execute("SET LOCAL enable_indexscan = off")
-            # the collection id and dimension are integers from our own table: literals let the
-            # planner match the collection's partial HNSW index
-            found = conn.execute(sql.SQL(
-                "SELECT c.document_id, c.seq, -((c.embedding::vector({dim})) <#> %(q)b::vector({dim})) AS score "
-                "FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
-                "WHERE c.collection_id = {cid} AND d.collection_id = {cid} AND c.embedding IS NOT NULL "
-                "AND " + _VISIBLE.replace("%(v)s", "{live}") + " "
-                "ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(k)s"
-            ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live))),
-                {"q": _VectorParam(vector), "k": k}).fetchall()
-        if row_keys is None:
-            lexical = _cached(_cache, self._cache_key(row))
-            row_keys = None if lexical is None else lexical.row_keys
-        if row_keys is None:
+            # The nearest rows of the collection come first, from its partial HNSW index (the
+            # collection id and the dimension are integers from our own table, written as
+            # literals so the planner can match that index); then only the live version's.
+            query = sql.SQL(
+                "SELECT n.document_id, n.seq, -n.distance FROM ("
+                " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
+                " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
+                " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
+                "JOIN rag_core.documents d ON d.id = n.document_id "
+                "WHERE " + _VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
+            ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live)))
+            found = conn.execute(query, {"q": _VectorParam(vector), "k": k, "fetch": fetch}).fetchall()
+        if lexical is None:  # positions in the live version's index (a caller's older index: in that one)
             self.load_index(name)
-            row_keys = _cached(_cache, self._cache_key(row)).row_keys
-        position = {(int(a), int(b)): i for i, (a, b) in enumerate(row_keys)}
-        return [(position[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in position]
+            lexical = _cached(_cache, self._cache_key(row))
+        positions = lexical.positions
+        return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
 
     # ---------------------------------------------------------------- side data
     def read_data(self, name: str, key: str):

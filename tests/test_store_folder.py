@@ -265,7 +265,7 @@ READER = textwrap.dedent("""
     from rag_core.library import Library
     from rag_core.retrieval import search
     from rag_core.exact import search_exact
-    lib = Library(sys.argv[1])
+    lib = Library(store=sys.argv[1])
     errors = n = 0
     stop = time.time() + float(sys.argv[2])
     while time.time() < stop:
@@ -284,7 +284,7 @@ READER = textwrap.dedent("""
 WRITER = textwrap.dedent("""
     import sys, time
     from rag_core.library import Library
-    lib = Library(sys.argv[1])
+    lib = Library(store=sys.argv[1])
     stop = time.time() + float(sys.argv[2])
     pdf = sys.argv[3]
     while time.time() < stop:
@@ -296,17 +296,17 @@ WRITER = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir):
-    """4 searching and 2 writing processes on one collection: no error, no lost document."""
-    library = Library(tmp_path / "data")
+def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir, store_location):
+    """4 searching and 2 writing processes on one collection: no error, no lost document (both backends)."""
+    library = Library(tmp_path / "data", store=store_location)
     library.add_pdfs("c", [pdf_dir / THIRD], compute_embeddings=False)
     library.create("side")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     seconds = os.environ.get("RAG_CORE_STRESS_SECONDS", "40")
-    readers = [subprocess.Popen([sys.executable, "-c", READER, str(library.root), seconds], stdout=subprocess.PIPE,
+    readers = [subprocess.Popen([sys.executable, "-c", READER, store_location, seconds], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
     time.sleep(1)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(library.root), seconds, str(pdf_dir / name)],
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, store_location, seconds, str(pdf_dir / name)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                for name in (SMALL, OTHER)]
     for proc in writers:
@@ -323,7 +323,10 @@ def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir):
     assert library.check("c").ok
 
 
-def test_side_data_lives_outside_versions(copy, pdf_dir):
+def test_side_data_lives_outside_versions(tmp_path, store_location, pdf_dir):
+    """Both backends: side data survives new versions; keys are checked."""
+    copy = Library(tmp_path / "data", store=store_location)
+    copy.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
     store = copy.store
     with store.writing("c"):
         store.write_data("c", "judgments", [{"query": "q", "grade": 3}])
@@ -335,6 +338,14 @@ def test_side_data_lives_outside_versions(copy, pdf_dir):
     for bad in ("../x", "a/../b", "UPPER", "", "a/b/c"):
         with pytest.raises(ValueError):
             store.read_data("c", bad)
+    store.write_data("c", "judgments", None)
+    assert store.list_data("c") == ["snapshots/first-run"]
+
+
+def test_damaged_side_data_is_reported(copy):
+    store = copy.store
+    with store.writing("c"):
+        store.write_data("c", "judgments", [{"query": "q", "grade": 3}])
     (collection(copy) / "data" / "judgments.json").write_text("{broken")
     with pytest.raises(CollectionError, match="judgments"):
         store.read_data("c", "judgments")

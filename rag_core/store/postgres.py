@@ -1110,6 +1110,7 @@ class PostgresStore(CollectionStore):
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON rag_core.chunks USING hnsw "
                 "((embedding::vector({})) vector_ip_ops) WHERE collection_id = {}"
             ).format(sql.Identifier(index), sql.Literal(int(row.dim)), sql.Literal(int(row.id))))
+            conn.execute("ANALYZE rag_core.chunks")
             return True
 
     def _drop_ann_indexes(self, conn, collection_id: int) -> None:
@@ -1122,10 +1123,11 @@ class PostgresStore(CollectionStore):
                 conn.execute(sql.SQL("DROP INDEX IF EXISTS rag_core.{}").format(sql.Identifier(index)))
 
     def dense_search(self, name: str, vector: np.ndarray, k: int = 10, *, lexical: _Lexical | None = None,
-                     ef_search: int | None = None, exact: bool = False) -> list[tuple[int, float]]:
+                     ef_search: int | None = None, exact: bool = False, explain: bool = False):
         """The ``k`` live chunks nearest to ``vector`` by inner product, through the collection's
         HNSW index when it has one (``exact=True``: a full scan). Returns ``[(chunk index, score)]``,
-        the chunk index being the position in :meth:`load_index`'s chunks."""
+        the chunk index being the position in :meth:`load_index`'s chunks (``explain=True``: the
+        query plan's lines instead)."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
         k = max(int(k), 1)
         with self._engine.connection() as conn, conn.transaction():
@@ -1138,6 +1140,9 @@ class PostgresStore(CollectionStore):
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(int(ef_search or max(40, fetch))),))
             if exact:
                 conn.execute("SET LOCAL enable_indexscan = off")
+            else:  # steer the planner to the HNSW index when there is one (it is the only ordered path left)
+                conn.execute("SET LOCAL enable_seqscan = off")
+                conn.execute("SET LOCAL enable_bitmapscan = off")
             # The nearest rows of the collection come first, from its partial HNSW index (the
             # collection id and the dimension are integers from our own table, written as
             # literals so the planner can match that index); then only the live version's.
@@ -1149,6 +1154,9 @@ class PostgresStore(CollectionStore):
                 "JOIN rag_core.documents d ON d.id = n.document_id "
                 "WHERE " + _VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
             ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live)))
+            if explain:
+                return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query,
+                                                   {"q": _VectorParam(vector), "k": k, "fetch": fetch})]
             found = conn.execute(query, {"q": _VectorParam(vector), "k": k, "fetch": fetch}).fetchall()
         if lexical is None:  # positions in the live version's index (a caller's older index: in that one)
             self.load_index(name)

@@ -95,7 +95,7 @@ def test_chunk_settings_are_checked_in_one_place(library, size, overlap):
 
 
 def test_ingest_report_duplicates_and_incremental_embedding(library, pdf_dir, monkeypatch):
-    import rag_core.dense as dense
+    from rag_core import dense
 
     embedded = []
     real_encode = dense.encode_passages
@@ -164,7 +164,7 @@ def test_searchable_before_the_vectors_exist(library, pdf_dir):
 
 def test_vectors_written_so_far_are_used(library, pdf_dir, monkeypatch):
     """A run stopped after one document keeps that document's vectors; the next run resumes."""
-    import rag_core.ingest as ingest
+    from rag_core import ingest
 
     library.add_pdfs("c", [pdf_dir / SMALL, pdf_dir / OTHER], embed="none")
     stop = ingest.threading.Event()

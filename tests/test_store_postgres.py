@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -332,3 +333,58 @@ def test_serve_db_prints_a_working_store_line(tmp_path):
         child.send_signal(signal.SIGTERM)
         out, err = child.communicate(timeout=60)
     assert child.returncode == 0 and "Stopped." in out, err
+
+
+# ---------------------------------------------------------------- two app instances, one library
+
+
+@pytest.mark.slow
+def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
+    """A PDF uploaded in the app on one port is found by the app on another port (a real browser)."""
+    from tests.app.conftest import quote_from
+    from tests.app.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS, compare, free_port, wait_healthy
+
+    if not CHROMIUM.is_file():
+        pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pdf = pdf_dir / SMALL
+    phrase = quote_from(pdf, page=1)
+    servers, urls = [], []
+    for n in range(2):
+        port = free_port()
+        env = {**ENV, "RAG_CORE_STORE": pg_url, "RAG_CORE_DATA_DIR": str(tmp_path / f"data{n}")}
+        servers.append(subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+             str(port), "--browser.gatherUsageStats", "false"], cwd=REPO, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        urls.append(f"http://127.0.0.1:{port}")
+    try:
+        for url, server in zip(urls, servers):
+            wait_healthy(url, server)
+        expect = sync_api.expect
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                first = browser.new_page()
+                first.goto(f"{urls[0]}/collections")
+                expect(first.get_by_role("heading", name="Collections")).to_be_visible(timeout=120_000)
+                first.get_by_label("Name").fill("lab library")
+                first.get_by_role("button", name="Create collection").click()
+                expect(first.get_by_text("Created collection “lab library”")).to_be_visible(timeout=60_000)
+                first.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(pdf)])
+                first.get_by_role("button", name="Add to collection").click()
+                expect(first.get_by_text("Last upload: 1 of 1 file(s) added")).to_be_visible(timeout=300_000)
+
+                second = browser.new_page()
+                second.goto(f"{urls[1]}/compare")
+                expect(second.get_by_role("heading", name="Compare searches")).to_be_visible(timeout=120_000)
+                compare(second, expect, "ultralight bosonic dark matter", phrase=phrase)
+                expect(second.get_by_text(re.compile(r"[1-9]\d* places? in 1 document"))).to_be_visible(
+                    timeout=60_000)
+            finally:
+                browser.close()
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(30)
+    assert [d["source"] for d in Library(store=pg_url).documents("lab library")] == [SMALL]

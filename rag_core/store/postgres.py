@@ -96,10 +96,10 @@ LOCK_TIMEOUT_S = 600
 # An embedder that has not reported for this long is gone.
 EMBEDDER_SILENT_S = 30
 # Collections with at least this many vectors get a pgvector HNSW index (built after a fold-in).
-ANN_MIN_CHUNKS = int(os.environ.get("RAG_CORE_PG_ANN_MIN_CHUNKS", 50_000))
+ANN_MIN_CHUNKS = int(os.environ.get("RAG_CORE_PG_ANN_MIN_CHUNKS", "50000"))
 # Processes keep this many collection versions' lexical indexes in memory.
 INDEX_CACHE_ENTRIES = 4
-POOL_MAX = int(os.environ.get("RAG_CORE_PG_POOL_MAX", 8))
+POOL_MAX = int(os.environ.get("RAG_CORE_PG_POOL_MAX", "8"))
 CONNECT_TIMEOUT_S = 15
 _ESCAPED = "__rag_core_json__"
 _SHA_RE = re.compile(r"[0-9a-f]{64}")

@@ -208,6 +208,28 @@ def test_two_processes_ingesting_into_one_collection_lose_nothing(pg_url, pdf_di
     assert library.check("c").ok
 
 
+def test_check_reports_damage_and_repairs_what_it_can(pg_url, pdf_dir):
+    library = Library(store=pg_url)
+    library.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
+    assert library.check("c").ok
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("UPDATE rag_core.files SET data = 'not the pdf'::bytea")
+        conn.execute("INSERT INTO rag_core.documents (collection_id, position, doc_id, source, sha256, record, digest, "
+                     "vector_key, n_chunks, added_in) SELECT collection_id, 99, 'x', 'x.pdf', sha256, record, digest, "
+                     "vector_key, 0, live_version + 5 FROM rag_core.documents d JOIN rag_core.collections c "
+                     "ON c.id = d.collection_id")
+        conn.execute("DELETE FROM rag_core.versions")
+    report = library.check("c")
+    text = " ".join(report.problems)
+    assert not report.ok and "was altered" in text and "newer than the live" in text and "no version record" in text
+    assert main(["--store", pg_url, "check-store", "c"]) == 1
+    repaired = library.check("c", repair=True)
+    assert len(repaired.repaired) == 2
+    after = library.check("c")
+    assert len(after.problems) == 1 and "was altered" in after.problems[0]  # an original cannot be made up
+    assert [d["source"] for d in library.documents("c")] == [OTHER]  # nothing committed was lost
+
+
 # ---------------------------------------------------------------- odd text, names and keys
 
 

@@ -230,6 +230,29 @@ def test_check_reports_damage_and_repairs_what_it_can(pg_url, pdf_dir):
     assert [d["source"] for d in library.documents("c")] == [OTHER]  # nothing committed was lost
 
 
+def test_a_commit_keeps_stored_rows_and_fills_in_vectors_given_for_them(pg_url):
+    store = PostgresStore(pg_url)
+    store.create("k", {"chunk_size": 1200, "overlap": 200})
+    docs = [{"doc_id": f"d{i}", "source": f"d{i}.pdf", "sha256": f"{i:064x}", "pages": 1, "chunks": 2} for i in range(3)]
+    chunks = [{"text": f"text {i} {j}", "source": f"d{i}.pdf", "doc_id": f"d{i}"} for i in range(3) for j in range(2)]
+    with store.writing("k"):
+        store.commit("k", documents=docs, chunks=chunks, embeddings=None, dense_mask=None, new_files={})
+    ids = rows_of(pg_url, "SELECT id FROM rag_core.documents ORDER BY id")
+    vectors = np.eye(6, 8, dtype=np.float32)
+    mask = np.array([True, True, False, False, True, True])
+    with store.writing("k"):
+        store.commit("k", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=mask, new_files={})
+    assert rows_of(pg_url, "SELECT id FROM rag_core.documents ORDER BY id") == ids  # the same rows, no copies
+    index = store.load_index("k")
+    assert index.dense_coverage == (4, 6) and np.array_equal(index.embeddings[mask], vectors[mask])
+    # a commit that reorders documents writes new rows, and keeps the given order
+    with store.writing("k"):
+        store.commit("k", documents=docs[::-1], chunks=chunks[4:] + chunks[2:4] + chunks[:2], embeddings=None,
+                     dense_mask=None, new_files={})
+    assert [c["text"] for c in store.load_index("k").chunks] == [c["text"] for c in chunks[4:] + chunks[2:4] + chunks[:2]]
+    assert [d["doc_id"] for d in store.read_documents("k")] == ["d2", "d1", "d0"]
+
+
 # ---------------------------------------------------------------- odd text, names and keys
 
 

@@ -869,9 +869,10 @@ class PostgresStore(CollectionStore):
                         order[i] = ord_
                         ord_ += 1
             dim = row.dim
+            if keep and embeddings is not None:
+                wrote_vectors += self._fill_kept_vectors(conn, keep, groups, embeddings, dense_mask)
             for n, doc in enumerate(documents):
                 if n in keep:
-                    wrote_vectors += self._fill_kept_vectors(conn, keep[n], groups[n], embeddings, dense_mask)
                     continue
                 doc_chunks = [chunks[i] for i in groups[n]]
                 texts = [c["text"] for c in doc_chunks]
@@ -904,14 +905,16 @@ class PostgresStore(CollectionStore):
         return version_name(number)
 
     @staticmethod
-    def _fill_kept_vectors(conn, row_id: int, positions: list[int], embeddings, dense_mask) -> int:
-        """Vectors given for a kept document's chunks that the store does not have yet."""
-        if embeddings is None:
-            return 0
-        missing = conn.execute("SELECT seq FROM rag_core.chunks WHERE document_id = %s AND embedding IS NULL",
-                               (row_id,)).fetchall()
-        updates = [(_VectorParam(embeddings[positions[seq]]), row_id, seq) for (seq,) in missing
-                   if seq < len(positions) and dense_mask[positions[seq]]]
+    def _fill_kept_vectors(conn, keep: dict[int, int], groups: list[list[int]], embeddings, dense_mask) -> int:
+        """Vectors given for kept documents' chunks that the store does not have yet (one query)."""
+        row_to_doc = {row_id: n for n, row_id in keep.items()}
+        missing = conn.execute("SELECT document_id, seq FROM rag_core.chunks WHERE document_id = ANY(%s) "
+                               "AND embedding IS NULL", (list(row_to_doc),)).fetchall()
+        updates = []
+        for row_id, seq in missing:
+            positions = groups[row_to_doc[row_id]]
+            if seq < len(positions) and dense_mask[positions[seq]]:
+                updates.append((_VectorParam(embeddings[positions[seq]]), row_id, seq))
         if updates:
             with conn.cursor() as cur:
                 cur.executemany("UPDATE rag_core.chunks SET embedding = %b WHERE document_id = %s AND seq = %s",

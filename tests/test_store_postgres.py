@@ -218,13 +218,18 @@ def test_check_reports_damage_and_repairs_what_it_can(pg_url, pdf_dir):
                      "vector_key, n_chunks, added_in) SELECT collection_id, 99, 'x', 'x.pdf', sha256, record, digest, "
                      "vector_key, 0, live_version + 5 FROM rag_core.documents d JOIN rag_core.collections c "
                      "ON c.id = d.collection_id")
-        conn.execute("DELETE FROM rag_core.versions")
+        conn.execute("UPDATE rag_core.lexical_files SET data = 'x'::bytea WHERE name = 'tfidf_idf.npy'")
     report = library.check("c")
     text = " ".join(report.problems)
-    assert not report.ok and "was altered" in text and "newer than the live" in text and "no version record" in text
+    assert not report.ok and "was altered" in text and "newer than the live" in text
+    assert "TF-IDF/BM25" in text
+    assert search("dark matter", library.load_index("c"), rerank=False)  # fitted again in-process meanwhile
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("DELETE FROM rag_core.versions")
+    assert "no version record" in " ".join(library.check("c").problems)
     assert main(["--store", pg_url, "check-store", "c"]) == 1
     repaired = library.check("c", repair=True)
-    assert len(repaired.repaired) == 2
+    assert len(repaired.repaired) == 2, repaired
     after = library.check("c")
     assert len(after.problems) == 1 and "was altered" in after.problems[0]  # an original cannot be made up
     assert [d["source"] for d in library.documents("c")] == [OTHER]  # nothing committed was lost

@@ -104,6 +104,8 @@ LOCK_TIMEOUT_S = 600
 EMBEDDER_SILENT_S = 30
 # Collections with at least this many vectors get a pgvector HNSW index (built after a fold-in).
 ANN_MIN_CHUNKS = int(os.environ.get("RAG_CORE_PG_ANN_MIN_CHUNKS", "50000"))
+# Memory PostgreSQL may use to build an HNSW index (maintenance_work_mem for that statement).
+ANN_BUILD_MEMORY = os.environ.get("RAG_CORE_PG_INDEX_MEMORY", "512MB")
 # Processes keep this many collection versions' lexical indexes in memory.
 INDEX_CACHE_ENTRIES = 4
 POOL_MAX = int(os.environ.get("RAG_CORE_PG_POOL_MAX", "8"))
@@ -1239,10 +1241,13 @@ class PostgresStore(CollectionStore):
                 return False
             if valid is not None:  # an interrupted build left an invalid index
                 conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS rag_core.{}").format(sql.Identifier(index)))
+            # the graph is built much faster when it fits in memory (100k x 384 floats: ~200 MB)
+            conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (ANN_BUILD_MEMORY,))
             conn.execute(sql.SQL(
                 "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON rag_core.chunks USING hnsw "
                 "((embedding::vector({})) vector_ip_ops) WHERE collection_id = {}"
             ).format(sql.Identifier(index), sql.Literal(int(row.dim)), sql.Literal(int(row.id))))
+            conn.execute("RESET maintenance_work_mem")
             conn.execute("ANALYZE rag_core.chunks")
             return True
 

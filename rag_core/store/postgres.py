@@ -1152,7 +1152,8 @@ class PostgresStore(CollectionStore):
                 conn.execute("UPDATE rag_core.collections SET live_version = %s, updated = %s WHERE id = %s",
                              (number, time.time(), row.id))
                 self._prune(conn, row.id, number, row.live)
-            self.ensure_ann_index(name)
+        # outside the writer lock: at 100k vectors the build takes minutes, and commits go on meanwhile
+        self.ensure_ann_index(name)
         return version_name(number)
 
     @contextmanager

@@ -139,4 +139,6 @@ def copy_collection(source: CollectionStore, name: str, target: CollectionStore,
         target.delete(stored, force=True)
         report.removed_copy = True
         report.problems.append("the copy did not match the source, so it was removed again")
+    elif hasattr(target, "ensure_ann_index"):
+        target.ensure_ann_index(stored)  # a large collection gets its HNSW index, as after embedding
     return report

@@ -271,7 +271,7 @@ KILLER = textwrap.dedent("""
             def insert_then_die(*args, **kwargs):
                 real(*args, **kwargs)  # rows written inside the commit's transaction...
                 os.kill(os.getpid(), signal.SIGKILL)  # ...which never ends
-            postgres.PostgresStore._insert_chunks = staticmethod(insert_then_die)
+            postgres.PostgresStore._insert_chunks = insert_then_die
     def progress(event):
         if stage == "embed" and event.stage == "embed":
             os.kill(os.getpid(), signal.SIGKILL)

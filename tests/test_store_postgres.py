@@ -143,7 +143,7 @@ HOLD_IN_COMMIT = textwrap.dedent("""
         Path(sys.argv[2]).write_text("inside")
         time.sleep(600)  # the test kills us here
         return result
-    postgres.PostgresStore._insert_chunks = staticmethod(insert_then_wait)
+    postgres.PostgresStore._insert_chunks = insert_then_wait
     Library(store=sys.argv[1]).add_pdfs("c", [sys.argv[3]], compute_embeddings=False)
 """)
 

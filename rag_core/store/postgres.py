@@ -1050,25 +1050,33 @@ class PostgresStore(CollectionStore):
                                 updates)
         return len(updates)
 
-    @staticmethod
-    def _insert_chunks(conn, collection_id: int, doc_row: int, positions: list[int], chunks: list[dict],
+    def _insert_chunks(self, conn, collection_id: int, doc_row: int, positions: list[int], chunks: list[dict],
                        order: dict[int, int], embeddings, dense_mask, dim: int | None) -> tuple[int | None, int]:
+        """The chunk rows of one new document, by binary COPY (vectors travel as pgvector's binary)."""
         written = 0
-        with conn.cursor() as cur, cur.copy(
-                "COPY rag_core.chunks (document_id, seq, collection_id, ord, text, escaped, meta, embedding) "
-                "FROM STDIN") as copy:
-            for seq, i in enumerate(positions):
-                chunk = chunks[i]
-                text, escaped = _text_for_pg(chunk["text"])
-                meta = {k: v for k, v in chunk.items() if k != "text"}
-                vector = None
-                if embeddings is not None and dense_mask[i]:
-                    if dim is not None and embeddings.shape[1] != dim:
-                        raise ValueError(f"vectors of dimension {embeddings.shape[1]} for a collection of {dim}")
-                    dim = int(embeddings.shape[1])
-                    vector = "[" + ",".join(repr(float(x)) for x in embeddings[i]) + "]"
-                    written += 1
-                copy.write_row((doc_row, seq, collection_id, order[i], text, escaped, _dumps_for_pg(meta), vector))
+        header = b""
+        if embeddings is not None:
+            if dim is not None and embeddings.shape[1] != dim and bool(np.any(dense_mask[positions])):
+                raise ValueError(f"vectors of dimension {embeddings.shape[1]} for a collection of {dim}")
+            header = np.array([embeddings.shape[1], 0], dtype=">u2").tobytes()
+            big_endian = np.asarray(embeddings[positions], dtype=">f4")
+        with conn.cursor() as cur:
+            cur.adapters.register_dumper(_JsonText, _JsonbTextDumper)
+            cur.adapters.register_dumper(_VectorBytes, type("_VectorOidDumper", (_RawDumper,),
+                                                            {"oid": self._engine.vector_oid}))
+            with cur.copy("COPY rag_core.chunks (document_id, seq, collection_id, ord, text, escaped, meta, "
+                          "embedding) FROM STDIN (FORMAT BINARY)") as copy:
+                copy.set_types(["int8", "int4", "int8", "int8", "text", "bool", "jsonb", self._engine.vector_oid])
+                for seq, i in enumerate(positions):
+                    chunk = chunks[i]
+                    text, escaped = _text_for_pg(chunk["text"])
+                    meta = _dumps_for_pg({k: v for k, v in chunk.items() if k != "text"})
+                    vector = None
+                    if embeddings is not None and dense_mask[i]:
+                        dim = int(embeddings.shape[1])
+                        vector = header + big_endian[seq].tobytes()
+                        written += 1
+                    copy.write_row((doc_row, seq, collection_id, order[i], text, escaped, meta, vector))
         return dim, written
 
     def _prune(self, conn, collection_id: int, live: int, parent: int | None) -> None:
@@ -1134,24 +1142,23 @@ class PostgresStore(CollectionStore):
 
     def fold_in_vectors(self, name: str) -> str | None:
         """A new version when vectors were written since the live one was made (no rows are copied)."""
-        with self.writing(name), self._engine.connection() as conn:
-            with conn.transaction():
-                row = self._row(conn, name, lock=True)
-                if row.live is None:
-                    return None
-                made = conn.execute("SELECT documents, chunks, vectors_generation, lexical_of FROM rag_core.versions "
-                                    "WHERE collection_id = %s AND number = %s", (row.id, row.live)).fetchone()
-                if made is not None and made[2] >= row.generation:
-                    return None
-                number = row.live + 1
-                conn.execute(
-                    "INSERT INTO rag_core.versions (collection_id, number, parent, created, documents, chunks, "
-                    "vectors_generation, lexical_of) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    (row.id, number, row.live, time.time(), made[0] if made else 0, made[1] if made else 0,
-                     row.generation, made[3] if made else None))
-                conn.execute("UPDATE rag_core.collections SET live_version = %s, updated = %s WHERE id = %s",
-                             (number, time.time(), row.id))
-                self._prune(conn, row.id, number, row.live)
+        with self.writing(name), self._engine.connection() as conn, conn.transaction():
+            row = self._row(conn, name, lock=True)
+            if row.live is None:
+                return None
+            made = conn.execute("SELECT documents, chunks, vectors_generation, lexical_of FROM rag_core.versions "
+                                "WHERE collection_id = %s AND number = %s", (row.id, row.live)).fetchone()
+            if made is not None and made[2] >= row.generation:
+                return None
+            number = row.live + 1
+            conn.execute(
+                "INSERT INTO rag_core.versions (collection_id, number, parent, created, documents, chunks, "
+                "vectors_generation, lexical_of) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (row.id, number, row.live, time.time(), made[0] if made else 0, made[1] if made else 0,
+                 row.generation, made[3] if made else None))
+            conn.execute("UPDATE rag_core.collections SET live_version = %s, updated = %s WHERE id = %s",
+                         (number, time.time(), row.id))
+            self._prune(conn, row.id, number, row.live)
         # outside the writer lock: at 100k vectors the build takes minutes, and commits go on meanwhile
         self.ensure_ann_index(name)
         return version_name(number)
@@ -1460,6 +1467,29 @@ class PostgresStore(CollectionStore):
                             sql.Identifier(index)))
                         fixed("removed the invalid HNSW index (it is built again after the next embedding)")
         return report
+
+
+class _JsonText(str):
+    """JSON text (from :func:`_dumps_for_pg`) to be sent as a binary jsonb value."""
+
+
+class _VectorBytes(bytes):
+    """A vector already in pgvector's binary format."""
+
+
+class _JsonbTextDumper(Dumper):
+    format = Format.BINARY
+    oid = 3802  # jsonb
+
+    def dump(self, obj):
+        return b"\x01" + obj.encode("utf-8")  # jsonb's binary format: version 1, then the text
+
+
+class _RawDumper(Dumper):
+    format = Format.BINARY
+
+    def dump(self, obj):
+        return obj
 
 
 class _VectorParam:

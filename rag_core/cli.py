@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 def _library(args):
     from .library import Library
 
-    return Library(args.data_dir) if args.data_dir else Library()
+    return Library(args.data_dir or None, store=args.store)
 
 
 def _expand_files(paths: list[str]):
@@ -318,6 +318,60 @@ def cmd_rename(args) -> int:
     return EXIT_OK
 
 
+def cmd_serve_db(args) -> int:
+    import signal
+    import time
+
+    from .settings import default_data_dir
+    from .store.local_server import start_local_server
+    from .store.postgres import mask_url
+
+    folder = Path(args.data).expanduser() if args.data else (
+        Path(args.data_dir).expanduser() if args.data_dir else default_data_dir()) / "postgres"
+    server, url = start_local_server(folder)
+    print(f"PostgreSQL with pgvector is running; its data is in {_line(str(folder))}.")
+    print("Point the app and the command line at it with:\n")
+    print(f"RAG_CORE_STORE={mask_url(url)}\n", flush=True)
+    print("It accepts connections from this machine only. Press Ctrl-C to stop it.", flush=True)
+
+    def stop(_signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.cleanup()
+    print("Stopped.")
+    return EXIT_OK
+
+
+def cmd_copy(args) -> int:
+    from .library import Library
+    from .store.transfer import copy_collection
+
+    source = Library(args.data_dir or None, store=args.source_store or args.store).store
+    target = Library(args.data_dir or None, store=args.target_store or args.store).store
+    report = copy_collection(source, args.collection, target, args.dest)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+    else:
+        print(f"from {_line(repr(report.source))} in {_line(report.source_store)}")
+        print(f"to   {_line(repr(report.target))} in {_line(report.target_store)}\n")
+        print(f"{'':24s} {'source':>18s} {'copy':>18s}")
+        for what, a, b, same in report.rows():
+            print(f"{what:24s} {a:>18s} {b:>18s}  {'same' if same else 'DIFFERENT'}")
+        for note in report.notes:
+            print(f"note: {_line(note)}")
+        for problem in report.problems:
+            print(f"problem: {_line(problem)}")
+        print("\nCopied; nothing was lost." if report.ok else "\nThe copy is not complete.")
+    return EXIT_OK if report.ok else EXIT_FAILURE
+
+
 def cmd_models(args) -> int:
     from .models import resolve_model, select_device
     from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL
@@ -546,6 +600,9 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--data-dir", default=argparse.SUPPRESS,
                         help=f"data folder holding the collections (default: ${DATA_DIR_ENV} or the user data folder)")
+    common.add_argument("--store", default=argparse.SUPPRESS, metavar="URL",
+                        help="where the collections live: a postgresql:// URL or a data folder "
+                             "(default: $RAG_CORE_STORE, else the data folder)")
     parser = _Parser(prog="rag-core", description="Ground claims in scientific PDFs: ingest, search, evaluate.",
                      parents=[common])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -614,6 +671,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_embed)
 
+    p = sub.add_parser("copy", parents=[common],
+                       help="copy a collection between stores (a folder and PostgreSQL), checking nothing is lost")
+    p.add_argument("collection", help="the collection to copy")
+    p.add_argument("dest", nargs="?", help="the copy's name (default: the same name)")
+    p.add_argument("--from", dest="source_store", metavar="STORE",
+                   help="the store to copy from: a folder or a postgresql:// URL (default: --store)")
+    p.add_argument("--to", dest="target_store", metavar="STORE",
+                   help="the store to copy into (default: --store)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_copy)
+
+    p = sub.add_parser("serve-db", parents=[common],
+                       help="run a local PostgreSQL with pgvector for the shared store, until Ctrl-C")
+    p.add_argument("--data", metavar="DIR", help="the database's folder (default: <data folder>/postgres)")
+    p.set_defaults(func=cmd_serve_db)
+
     p = sub.add_parser("models", parents=[common], help="show where each model loads from")
     p.add_argument("--embedding-model")
     p.add_argument("--cross-encoder")
@@ -652,8 +725,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             raise UsageError("a command is needed: ingest, search, check, list, remove, rename, embed, check-store, "
-                             "models, eval or judgments")
+                             "copy, serve-db, models, eval or judgments")
         args.data_dir = getattr(args, "data_dir", None)
+        args.store = getattr(args, "store", None)
         if hasattr(args, "top") and args.top <= 0:
             raise UsageError("--top must be at least 1")
         if getattr(args, "pool", None) is not None and args.pool <= 0:
@@ -667,7 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rag-core: interrupted; the collection keeps its previous version.", file=sys.stderr)
         return 130
-    except (ValueError, RuntimeError, OSError) as exc:
+    except (ValueError, RuntimeError, OSError, ImportError) as exc:
         print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_FAILURE
 

@@ -119,3 +119,100 @@ def shared_collection(tmp_path_factory, pdf_dir):
     report = library.add_pdfs("shared", sorted(pdf_dir.glob("*.pdf")), compute_embeddings=False)
     assert report.added, report.files
     return library, library.load_index("shared"), library.documents("shared")
+# ---------------------------------------------------------------- the two store backends
+
+
+class PostgresTestServer:
+    """A throw-away PostgreSQL 16 with pgvector (the pgserver package), one database a test."""
+
+    TEMPLATE = "rag_core_template"
+
+    def __init__(self, folder: Path):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # platformdirs' note about XDG_RUNTIME_DIR
+            import pgserver
+
+        self.server = pgserver.get_server(folder, cleanup_mode="delete")
+        self.count = 0
+        self._admin("CREATE EXTENSION IF NOT EXISTS vector", database="template1")
+        self._admin(f"CREATE DATABASE {self.TEMPLATE}")
+        from rag_core.store.postgres import PostgresStore
+
+        store = PostgresStore(self.server.get_uri(self.TEMPLATE))
+        store.names()  # creates the schema once; every test database is a copy
+        store.close()
+
+    def _admin(self, statement: str, *, database: str = "postgres") -> None:
+        import psycopg
+
+        with psycopg.connect(self.server.get_uri(database), autocommit=True) as conn:
+            conn.execute(statement)
+
+    def new_database(self) -> str:
+        self.count += 1
+        name = f"t{os.getpid()}_{self.count}"
+        self._admin(f"CREATE DATABASE {name} TEMPLATE {self.TEMPLATE}")
+        return self.server.get_uri(name)
+
+    def drop(self, url: str) -> None:
+        from rag_core.store.postgres import PostgresStore
+
+        PostgresStore(url).close()
+        name = url.split("?", 1)[0].rsplit("/", 1)[1]
+        self._admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One PostgreSQL server for the session, or a skip saying why it could not start.
+
+    Its data folder is not under pytest's temporary folders: pytest removes old ones while
+    other pytest runs on the machine may still use them.
+    """
+    import shutil
+    import subprocess
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="rag-core-test-pg-"))
+    try:
+        server = PostgresTestServer(folder / "data")
+    except Exception as exc:  # noqa: BLE001 - whatever stops it, the folder tests still run
+        detail = ""
+        if isinstance(exc, subprocess.CalledProcessError):
+            detail = f" ({(exc.stderr or exc.stdout or b'').decode(errors='replace').strip()[-300:]})"
+        shutil.rmtree(folder, ignore_errors=True)
+        pytest.skip(f"PostgreSQL (the pgserver package) could not start here: {type(exc).__name__}: {exc}{detail}")
+    yield server
+    from rag_core.store.postgres import close_all
+
+    close_all()
+    server.server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture()
+def pg_url(pg_server):
+    """A fresh, empty database (with the rag_core schema) for one test."""
+    url = pg_server.new_database()
+    yield url
+    pg_server.drop(url)
+
+
+@pytest.fixture(params=["folder", "postgres"])
+def store_kind(request) -> str:
+    return request.param
+
+
+@pytest.fixture()
+def store_location(store_kind, tmp_path, request) -> str:
+    """Where a test's collections live: a data folder, or a fresh PostgreSQL database."""
+    if store_kind == "folder":
+        return str(tmp_path / "data")
+    return request.getfixturevalue("pg_url")
+
+
+def store_location_of(library) -> str:
+    """The location a subprocess passes to ``Library(store=...)`` to reach the same store."""
+    return getattr(library.store, "url", None) or str(library.store.location)

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: E402
 

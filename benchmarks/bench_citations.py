@@ -29,7 +29,6 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 PDFS = REPO.parent / "shared" / "data" / "pdfs"
 LABELLED = REPO / "tests" / "data" / "citations_labelled.json"
 KINDS = ("quote", "misquote", "paraphrase", "fabricated", "misattributed")

@@ -23,7 +23,6 @@ import os
 import platform
 import random
 import statistics
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -31,7 +30,6 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 SHARED = REPO.parent / "shared" / "data"
 VARIANTS = ("torch", "onnx-fp32", "onnx-int8")
 

@@ -32,7 +32,6 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 PDFS = REPO.parent / "shared" / "data" / "pdfs"
 BASE = ["phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf", "awkward_apl2011_custom_font_encoding_2col.pdf"]
 # text PDFs (no scans), small enough that an add takes seconds, split between the ingesters
@@ -173,7 +172,8 @@ def main(argv=None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": round(time.time() - started),
         "cpus": os.cpu_count(), "searchers": args.searchers, "ingesters": args.ingesters,
         "loadavg_start": load_start, "loadavg_during_mean": round(statistics.mean(loads), 1) if loads else None,
-        "errors": errors, "lost_documents": sorted(expected - actual), "unexpected_documents": sorted(actual - expected),
+        "errors": errors, "lost_documents": sorted(expected - actual),
+        "unexpected_documents": sorted(actual - expected),
         "check_ok": check.ok, "final_documents": len(actual),
         "index_chunks_match": len(index.chunks) == sum(d["chunks"] for d in library.documents("lab")),
         "versions_seen_per_searcher": [r.get("versions_seen") for r in results["searchers"]],

@@ -41,10 +41,9 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 DATA = REPO.parent / "shared" / "data"
 
-import numpy as np
+import numpy as np  # noqa: E402 (after the environment it reads)
 
 DIM = 384
 DOC_CHUNKS = 50
@@ -101,7 +100,7 @@ def queries() -> list[str]:
     from rag_core.evaluation import load_beir
 
     data = load_beir(DATA / "scifact")
-    return [q for q in list(data.queries.values())[:N_QUERIES]]
+    return list(data.queries.values())[:N_QUERIES]
 
 
 def store_size(store) -> int:
@@ -146,7 +145,7 @@ def one(n: int, location: str, ann: bool) -> dict:
         old = list(index.chunks)
         embeddings = np.vstack([index.embeddings, np.zeros((len(new_chunks), DIM), np.float32)])
         mask = np.concatenate([np.ones(len(old), bool), np.zeros(len(new_chunks), bool)])
-        store.commit("bench", documents=docs + [new_doc], chunks=old + new_chunks, embeddings=embeddings,
+        store.commit("bench", documents=[*docs, new_doc], chunks=old + new_chunks, embeddings=embeddings,
                      dense_mask=mask, new_files={})
     out["add_document_s"] = round(time.perf_counter() - t, 2)
     t = time.perf_counter()
@@ -244,7 +243,8 @@ def recall(url: str, cache: Path) -> dict:
             doc_id = f"{d // DOC_CHUNKS:016x}"
             docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1,
                          "chunks": min(DOC_CHUNKS, n - d)})
-            all_chunks += [{"text": f"c{i}", "source": f"{doc_id}.pdf", "doc_id": doc_id} for i in range(d, min(n, d + DOC_CHUNKS))]
+            all_chunks += [{"text": f"c{i}", "source": f"{doc_id}.pdf", "doc_id": doc_id}
+                           for i in range(d, min(n, d + DOC_CHUNKS))]
         store.create(label, {"chunk_size": 1200, "overlap": 200})
         with store.writing(label):
             store.commit(label, documents=docs, chunks=all_chunks, embeddings=matrix, dense_mask=None, new_files={})
@@ -277,8 +277,8 @@ def text_vectors(texts: list[str]) -> np.ndarray:
     hashed = HashingVectorizer(n_features=2**20, ngram_range=(1, 2), alternate_sign=False, norm="l2",
                                stop_words="english").transform(texts)
     projection = SparseRandomProjection(n_components=DIM, random_state=0).fit(hashed[:1])
-    return unit(np.asarray(projection.transform(hashed).todense() if hasattr(projection.transform(hashed[:1]),
-                                                                              "todense") else projection.transform(hashed)))
+    projected = projection.transform(hashed)
+    return unit(np.asarray(projected.todense() if hasattr(projected, "todense") else projected))
 
 
 def recall_text(url: str, sizes: list[int]) -> dict:

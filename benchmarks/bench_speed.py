@@ -37,7 +37,6 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 DATA = REPO.parent / "shared" / "data"
 
 import numpy as np  # noqa: E402

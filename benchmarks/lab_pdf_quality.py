@@ -29,8 +29,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:  # run as a script from the repository
-    sys.path.insert(0, str(REPO))
 
 from rag_core.evaluation import cached_embeddings  # noqa: E402
 from rag_core.index import build_index_from_chunks, index_text  # noqa: E402

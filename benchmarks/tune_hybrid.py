@@ -21,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from rag_core.evaluation import (
     CHUNK_DEPTH,
     Evaluator,

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import textwrap
+from pathlib import Path
 
 from .render import page_label, terminal_safe
 from .settings import DATA_DIR_ENV, DEFAULT_POOL

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from .support import SMALL_PDFS
+
 # The machine has no model hub: never wait on one, in this process or in subprocesses.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -92,10 +94,6 @@ def data_dir(tmp_path, monkeypatch) -> Path:
     return folder
 
 
-SMALL_PDFS = (
-    "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf",  # 4 pages
-    "ml_dpr_karpukhin2020_arxiv2004.04906.pdf",  # 13 pages
-)
 
 
 @pytest.fixture(scope="session")
@@ -211,8 +209,3 @@ def store_location(store_kind, tmp_path, request) -> str:
     if store_kind == "folder":
         return str(tmp_path / "data")
     return request.getfixturevalue("pg_url")
-
-
-def store_location_of(library) -> str:
-    """The location a subprocess passes to ``Library(store=...)`` to reach the same store."""
-    return getattr(library.store, "url", None) or str(library.store.location)

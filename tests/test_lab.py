@@ -41,7 +41,7 @@ from rag_core.lab.transfer import (
 )
 from rag_core.retrieval import search
 
-from .conftest import SMALL_PDFS
+from .support import SMALL_PDFS
 
 DPR, DARK = SMALL_PDFS[1], SMALL_PDFS[0]
 

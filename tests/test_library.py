@@ -24,7 +24,7 @@ from rag_core.library import (
     validate_collection_name,
 )
 from rag_core.retrieval import search
-from tests.conftest import store_location_of
+from tests.support import store_location_of
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages

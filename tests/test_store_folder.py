@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import numpy as np

@@ -26,7 +26,7 @@ from rag_core.exact import search_exact
 from rag_core.library import Library
 from rag_core.retrieval import search, search_dense, search_lexical
 from rag_core.store.postgres import PostgresStore, StoreConnectionError, mask_url, redact
-from tests.conftest import SMALL_PDFS
+from tests.support import SMALL_PDFS
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
@@ -238,7 +238,8 @@ def test_check_reports_damage_and_repairs_what_it_can(pg_url, pdf_dir):
 def test_a_commit_keeps_stored_rows_and_fills_in_vectors_given_for_them(pg_url):
     store = PostgresStore(pg_url)
     store.create("k", {"chunk_size": 1200, "overlap": 200})
-    docs = [{"doc_id": f"d{i}", "source": f"d{i}.pdf", "sha256": f"{i:064x}", "pages": 1, "chunks": 2} for i in range(3)]
+    docs = [{"doc_id": f"d{i}", "source": f"d{i}.pdf", "sha256": f"{i:064x}", "pages": 1, "chunks": 2}
+            for i in range(3)]
     chunks = [{"text": f"text {i} {j}", "source": f"d{i}.pdf", "doc_id": f"d{i}"} for i in range(3) for j in range(2)]
     with store.writing("k"):
         store.commit("k", documents=docs, chunks=chunks, embeddings=None, dense_mask=None, new_files={})
@@ -254,7 +255,8 @@ def test_a_commit_keeps_stored_rows_and_fills_in_vectors_given_for_them(pg_url):
     with store.writing("k"):
         store.commit("k", documents=docs[::-1], chunks=chunks[4:] + chunks[2:4] + chunks[:2], embeddings=None,
                      dense_mask=None, new_files={})
-    assert [c["text"] for c in store.load_index("k").chunks] == [c["text"] for c in chunks[4:] + chunks[2:4] + chunks[:2]]
+    expected = [c["text"] for c in chunks[4:] + chunks[2:4] + chunks[:2]]
+    assert [c["text"] for c in store.load_index("k").chunks] == expected
     assert [d["doc_id"] for d in store.read_documents("k")] == ["d2", "d1", "d0"]
 
 
@@ -391,7 +393,7 @@ def test_serve_db_prints_a_working_store_line(tmp_path):
 @pytest.mark.slow
 def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
     """A PDF uploaded in the app on one port is found by the app on another port (a real browser)."""
-    from tests.app.conftest import quote_from
+    from tests.app.support import quote_from
     from tests.app.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS, compare, free_port, wait_healthy
 
     if not CHROMIUM.is_file():
@@ -409,7 +411,7 @@ def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         urls.append(f"http://127.0.0.1:{port}")
     try:
-        for url, server in zip(urls, servers):
+        for url, server in zip(urls, servers, strict=True):
             wait_healthy(url, server)
         expect = sync_api.expect
         with sync_api.sync_playwright() as pw:

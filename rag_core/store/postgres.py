@@ -1364,7 +1364,8 @@ class PostgresStore(CollectionStore):
                     "VALUES (%s, %s, %s, %s, %s, %s)",
                     [(row.id, row.lexical_of, file, part, data[start:start + _PART_BYTES],
                       hashlib.sha256(data).hexdigest())
-                     for file, data in files.items() for part, start in enumerate(range(0, max(len(data), 1), _PART_BYTES))])
+                     for file, data in files.items()
+                     for part, start in enumerate(range(0, max(len(data), 1), _PART_BYTES))])
 
     def _check(self, name: str, *, repair: bool) -> CheckReport:
         with self._engine.connection() as conn:
@@ -1402,7 +1403,8 @@ class PostgresStore(CollectionStore):
                 docs = conn.execute(
                     "SELECT d.id, d.source, d.sha256, d.n_chunks, d.record, "
                     "(SELECT count(*) FROM rag_core.chunks c WHERE c.document_id = d.id), "
-                    "(SELECT count(*) FROM rag_core.chunks c WHERE c.document_id = d.id AND c.collection_id <> d.collection_id), "
+                    "(SELECT count(*) FROM rag_core.chunks c "
+                    " WHERE c.document_id = d.id AND c.collection_id <> d.collection_id), "
                     "(SELECT sha256(f.data) FROM rag_core.files f WHERE f.collection_id = d.collection_id "
                     " AND f.sha256 = d.sha256) "
                     f"FROM rag_core.documents d WHERE d.collection_id = %(c)s AND {_VISIBLE} ORDER BY d.position",

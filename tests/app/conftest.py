@@ -2,40 +2,11 @@
 
 from __future__ import annotations
 
-import io
-import os
-import re
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-PDFS = REPO.parent / "shared" / "data" / "pdfs"
-SMALL_PDFS = ("ml_bert_devlin2018_arxiv1810.04805.pdf", "ml_dpr_karpukhin2020_arxiv2004.04906.pdf")
-COLLECTION = "two papers"
-
-
-def small_pdfs() -> list[Path]:
-    paths = [PDFS / name for name in SMALL_PDFS]
-    if not all(p.is_file() for p in paths):
-        pytest.skip(f"the sample PDFs {', '.join(SMALL_PDFS)} are not in {PDFS}")
-    return paths
-
-
-def quote_from(pdf: Path, page: int = 2) -> str:
-    """A real line of text (at least 40 characters, no line-end hyphen) from one page of ``pdf``."""
-    from rag_core.pdf import extract_pdf
-
-    extraction = extract_pdf(pdf)
-    text = extraction.pages[page - 1].text
-    for line in text.splitlines():
-        line = line.strip()
-        if len(line) >= 40 and not line.endswith("-") and re.fullmatch(r"[A-Za-z0-9 ,.;:()']+", line):
-            return line
-    raise AssertionError(f"no usable line on page {page} of {pdf.name}")
+from .support import COLLECTION, quote_from, small_pdfs
 
 
 @pytest.fixture(scope="session")
@@ -53,56 +24,3 @@ def built_data_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def real_quote() -> str:
     return quote_from(small_pdfs()[0])
-
-
-HOSTILE_WORDS = "quokka burrow survey"
-HOSTILE_QUOTE = "Quokka burrows were counted along every transect of the survey"
-
-
-def hostile_payloads(host: str) -> dict[str, str]:
-    """Markdown and HTML that would make a browser fetch from ``host`` ("127.0.0.1:PORT") if the app
-    rendered it: in a PDF's text, its page labels, its title metadata and its file name."""
-    return {
-        # A file name cannot hold "/": "https:HOST" still makes Chromium connect to HOST (checked).
-        "file": f"![f](https:{host}) quokka survey.pdf",
-        "text_image": f"![t](http://{host}/text-image)",
-        "text_link": f"[a link](http://{host}/text-link)",
-        "text_html": f"<img src=http://{host}/text-html>",
-        "label": f"![l](http://{host}/label-image)",
-        "title": f"![m](http://{host}/title-image) Quokka survey",
-    }
-
-
-def make_hostile_pdf(folder: Path, host: str) -> Path:
-    """A two-page PDF about quokkas whose text, page labels, title and file name carry the payloads
-    of :func:`hostile_payloads` (text with fpdf2, page labels and metadata with pypdf)."""
-    from fpdf import FPDF
-    from pypdf import PdfReader, PdfWriter
-
-    payload = hostile_payloads(host)
-    pages = [
-        f"{HOSTILE_QUOTE} on the island. The quokka survey recorded the shrub cover near each burrow, "
-        "the distance to fresh water and the number of young seen at dusk.\n\n"
-        f"{payload['text_image']}\n\n"
-        f"**bold claim** and {payload['text_link']} and {payload['text_html']}\n\n"
-        "Quokka density rose with shrub cover and fell near roads; the survey repeated each transect "
-        "in the dry season and after the first winter rains, counting burrows, droppings and animals.",
-        "The second page of the quokka survey lists the transects, the observers and the weather on each "
-        "day. Burrow counts were checked by a second observer on a random tenth of the transects, and "
-        "disagreements were settled by a third visit before the counts were entered.",
-    ]
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for text in pages:
-        pdf.add_page()
-        for n, paragraph in enumerate(text.split("\n\n")):
-            if n:  # a line holding one space: the extracted text gets a blank line here
-                pdf.cell(0, 6, " ", new_x="LMARGIN", new_y="NEXT")
-            pdf.multi_cell(0, 6, paragraph)
-    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(bytes(pdf.output()))))
-    writer.set_page_label(0, len(pages) - 1, style="/D", prefix=payload["label"])
-    writer.add_metadata({"/Title": payload["title"], "/Author": "**Q. Uokka**", "/CreationDate": "D:20240101"})
-    path = folder / payload["file"]
-    with open(path, "wb") as handle:
-        writer.write(handle)
-    return path

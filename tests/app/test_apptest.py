@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from .conftest import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, small_pdfs
+from .support import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

@@ -27,8 +27,8 @@ import pytest
 from rag_core.cli import main
 from rag_core.pdf_marks import MARK_COLOUR
 
-from .conftest import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 from .manuscript import STATEMENTS, expected_verdicts, manuscript_text
+from .support import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 
 TICK_WIDTH = 33  # the selection column of a table with selection_mode="single-row"
 

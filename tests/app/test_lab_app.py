@@ -11,7 +11,7 @@ import pytest
 
 from rag_core.lab.judgments import load_judgments
 
-from .conftest import COLLECTION, REPO, small_pdfs
+from .support import COLLECTION, REPO, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

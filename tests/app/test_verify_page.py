@@ -16,8 +16,8 @@ import pytest
 
 from rag_core.cli import main
 
-from .conftest import COLLECTION, REPO, small_pdfs
 from .manuscript import BERT, DPR, REFERENCES
+from .support import COLLECTION, REPO, small_pdfs
 from .test_apptest import assert_clean, html_text, markdown_elements, notes, passages, start
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest

@@ -94,6 +94,10 @@ EVAL_CROSS_ENCODER_ENV = "RAG_CORE_EVAL_CROSS_ENCODER"
 DEVICE_ENV = "RAG_CORE_DEVICE"
 OFFLINE_ENV = "RAG_CORE_OFFLINE"
 SKIP_BROWSER_ENV = "RAG_CORE_SKIP_BROWSER"
+PG_ANN_MIN_CHUNKS_ENV = "RAG_CORE_PG_ANN_MIN_CHUNKS"
+PG_INDEX_MEMORY_ENV = "RAG_CORE_PG_INDEX_MEMORY"
+PG_POOL_MAX_ENV = "RAG_CORE_PG_POOL_MAX"
+PG_FILE_CACHE_ENV = "RAG_CORE_PG_FILE_CACHE"
 
 # Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
 ENVIRONMENT_VARIABLES = {
@@ -115,6 +119,12 @@ ENVIRONMENT_VARIABLES = {
     EXTRACT_SECONDS_BASE_ENV: "time budget for reading one PDF, before its pages are counted (default 15 s)",
     EXTRACT_SECONDS_PER_PAGE_ENV: "time budget added per page of a PDF (default 0.5 s; at most 600 s a file)",
     EXTRACT_MEMORY_MB_ENV: "memory limit of the process that reads one PDF (default 2048 MiB)",
+    PG_ANN_MIN_CHUNKS_ENV: "PostgreSQL store: collections with at least this many vectors get a pgvector HNSW "
+    "index (default 50000)",
+    PG_INDEX_MEMORY_ENV: "PostgreSQL store: maintenance_work_mem for building an HNSW index (default 512MB)",
+    PG_POOL_MAX_ENV: "PostgreSQL store: connections per process (default 8)",
+    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images "
+    "(default: ~/.cache/rag_core/pg-files)",
 }
 
 

@@ -52,3 +52,26 @@ def test_every_environment_variable_is_declared_in_settings(repo_root):
 @pytest.mark.parametrize("name", sorted(ENVIRONMENT_VARIABLES))
 def test_the_readme_lists_every_environment_variable(repo_root, name):
     assert f"`{name}`" in (repo_root / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_readme_layout_names_every_module_and_no_other(repo_root):
+    """The README's Layout section is the map of the package: every module is on it, and
+    every name on it is a module."""
+    import re
+
+    text = (repo_root / "README.md").read_text(encoding="utf-8")
+    layout = text[text.index("## Layout"):]
+    named = set(re.findall(r"`([a-z_]+)/?`", layout))
+    package = repo_root / "rag_core"
+    modules = {p.stem for p in package.rglob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    missing = modules - named
+    assert not missing, f"modules missing from the README's Layout section: {sorted(missing)}"
+    pages = {p.stem for p in (repo_root / "pages").rglob("*.py") if p.stem != "__init__"}
+    import rag_core
+    import rag_core.compat
+
+    api = set(rag_core.__all__) | set(getattr(rag_core.compat, "__all__", ())) | {"__all__"}
+    allowed = modules | pages | api | {"rag_core", "pages", "common", "tests", "app", "benchmarks"}
+    unknown = {n for n in named if n not in allowed and not n.startswith("rag_")}
+    assert not unknown, f"names in the Layout section that are not modules: {sorted(unknown)}"

@@ -66,7 +66,15 @@ from ..errors import (
 )
 from ..index import RagIndex, build_index_from_chunks
 from ..lexical import TfidfScorer
-from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+from ..settings import (
+    CHUNK_OVERLAP_CHARS,
+    CHUNK_SIZE_CHARS,
+    DEFAULT_EMBEDDING_MODEL,
+    PG_ANN_MIN_CHUNKS_ENV,
+    PG_FILE_CACHE_ENV,
+    PG_INDEX_MEMORY_ENV,
+    PG_POOL_MAX_ENV,
+)
 from .base import (
     COLLECTION_FORMAT,
     CheckReport,
@@ -103,12 +111,12 @@ LOCK_TIMEOUT_S = 600
 # An embedder that has not reported for this long is gone.
 EMBEDDER_SILENT_S = 30
 # Collections with at least this many vectors get a pgvector HNSW index (built after a fold-in).
-ANN_MIN_CHUNKS = int(os.environ.get("RAG_CORE_PG_ANN_MIN_CHUNKS", "50000"))
+ANN_MIN_CHUNKS = int(os.environ.get(PG_ANN_MIN_CHUNKS_ENV, "50000"))
 # Memory PostgreSQL may use to build an HNSW index (maintenance_work_mem for that statement).
-ANN_BUILD_MEMORY = os.environ.get("RAG_CORE_PG_INDEX_MEMORY", "512MB")
+ANN_BUILD_MEMORY = os.environ.get(PG_INDEX_MEMORY_ENV, "512MB")
 # Processes keep this many collection versions' lexical indexes in memory.
 INDEX_CACHE_ENTRIES = 4
-POOL_MAX = int(os.environ.get("RAG_CORE_PG_POOL_MAX", "8"))
+POOL_MAX = int(os.environ.get(PG_POOL_MAX_ENV, "8"))
 CONNECT_TIMEOUT_S = 15
 _ESCAPED = "__rag_core_json__"
 _SHA_RE = re.compile(r"[0-9a-f]{64}")
@@ -858,7 +866,7 @@ class PostgresStore(CollectionStore):
             return None
         from platformdirs import user_cache_dir
 
-        folder = Path(os.environ.get("RAG_CORE_PG_FILE_CACHE") or Path(user_cache_dir("rag_core")) / "pg-files")
+        folder = Path(os.environ.get(PG_FILE_CACHE_ENV) or Path(user_cache_dir("rag_core")) / "pg-files")
         path = folder / f"{sha256}.pdf"
         if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256:
             return path

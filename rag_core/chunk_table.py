@@ -16,6 +16,9 @@ Files (all written by :func:`write_chunk_table`)::
     chunk_strings.json       {"source": [...], "doc_id": [...], "page_label": [...]}
     chunk_breaks.npy         int64 (m x 2): every chunk's page_breaks, one after the other
     chunk_break_offsets.npy  int64 (n + 1): where each chunk's breaks start
+    chunk_context.npy        int64 (n): each chunk's ``context`` (title and section heading,
+                             :mod:`rag_core.passage_context`) as an id into the "context"
+                             string table, -1 for none (only if any chunk has one)
     chunk_extra.jsonl        keys outside the known ones, {"row": i, ...} (only if any)
 """
 
@@ -37,6 +40,7 @@ KEY_ORDER = ("text", "source", "doc_chunk", "start", "end", "page_start", "page_
 FILES = ("chunk_text.bin", "chunk_offsets.npy", "chunk_columns.npy", "chunk_strings.json", "chunk_breaks.npy",
          "chunk_break_offsets.npy")
 EXTRA_FILE = "chunk_extra.jsonl"
+CONTEXT_FILE = "chunk_context.npy"
 
 
 def _is_int(value) -> bool:
@@ -53,6 +57,8 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
     break_offsets = np.zeros(n + 1, dtype=np.int64)
     breaks: list[list[int]] = []
     extras: list[dict] = []
+    contexts: dict[str, int] = {}  # the same title and heading repeat over many chunks: a string table
+    context_ids = np.full(n, -1, dtype=np.int64)
     with open(folder / "chunk_text.bin", "wb") as handle:
         position = 0
         for i, chunk in enumerate(chunks):
@@ -86,7 +92,11 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
                 extra["page_breaks"] = page_breaks
             break_offsets[i + 1] = len(breaks)
             columns[i, COLUMNS.index("present")] = present
-            extra.update({k: v for k, v in chunk.items() if k not in KEY_ORDER})
+            context = chunk.get("context")
+            if isinstance(context, str):
+                context_ids[i] = contexts.setdefault(context, len(contexts))
+            extra.update({k: v for k, v in chunk.items()
+                          if k not in KEY_ORDER and not (k == "context" and isinstance(v, str))})
             if extra:
                 extras.append({"row": i, **extra})
     np.save(folder / "chunk_offsets.npy", offsets, allow_pickle=False)
@@ -94,6 +104,9 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
     np.save(folder / "chunk_breaks.npy", np.asarray(breaks, dtype=np.int64).reshape(-1, 2), allow_pickle=False)
     np.save(folder / "chunk_break_offsets.npy", break_offsets, allow_pickle=False)
     strings = {key: sorted(table, key=table.__getitem__) for key, table in tables.items()}
+    if contexts:
+        strings["context"] = sorted(contexts, key=contexts.__getitem__)
+        np.save(folder / CONTEXT_FILE, context_ids, allow_pickle=False)
     (folder / "chunk_strings.json").write_text(json.dumps(strings, ensure_ascii=False), encoding="utf-8")
     if extras:
         with open(folder / EXTRA_FILE, "w", encoding="utf-8") as handle:
@@ -128,6 +141,14 @@ class ChunkTable(Sequence):
             raise ValueError("chunk_offsets.npy does not match chunk_text.bin")
         self._text = np.memmap(folder / "chunk_text.bin", dtype=np.uint8, mode="r") if size and mmap else (
             np.fromfile(folder / "chunk_text.bin", dtype=np.uint8) if size else np.zeros(0, dtype=np.uint8))
+        self._context = None
+        if (folder / CONTEXT_FILE).is_file():
+            self._context = np.load(folder / CONTEXT_FILE, allow_pickle=False, mmap_mode=mode)
+            table = strings.get("context")
+            if not isinstance(table, list) or self._context.shape != (n,) or (
+                    n and (int(self._context.max()) >= len(table) or int(self._context.min()) < -1)):
+                raise ValueError(f"{CONTEXT_FILE} does not match the chunks or the context table")
+            self._strings["context"] = table
         self._extra: dict[int, dict] = {}
         if (folder / EXTRA_FILE).is_file():
             with open(folder / EXTRA_FILE, encoding="utf-8") as handle:
@@ -170,6 +191,8 @@ class ChunkTable(Sequence):
             else:
                 value = int(row[COLUMNS.index(key)])
                 chunk[key] = None if value == -1 else value
+        if self._context is not None and int(self._context[i]) >= 0:
+            chunk["context"] = self._strings["context"][int(self._context[i])]
         extra = self._extra.get(i)
         if extra:
             chunk.update(extra)

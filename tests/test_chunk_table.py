@@ -55,3 +55,15 @@ def test_damaged_column_files_are_refused(tmp_path):
     (tmp_path / "chunk_text.bin").write_bytes(b"short")
     with pytest.raises(ValueError, match=r"chunk_text\.bin"):
         ChunkTable(tmp_path)
+
+
+def test_passage_context_is_a_string_column_not_extra_lines(tmp_path):
+    from rag_core.chunk_table import CONTEXT_FILE, EXTRA_FILE, ChunkTable, write_chunk_table
+
+    chunks = [{"text": f"t{i}", "source": "a.pdf", "context": "A Paper — 2 Methods" if i % 2 else "A Paper"}
+              for i in range(6)] + [{"text": "plain", "source": "b.pdf"}]
+    write_chunk_table(chunks, tmp_path)
+    assert (tmp_path / CONTEXT_FILE).is_file() and not (tmp_path / EXTRA_FILE).exists()
+    table = ChunkTable(tmp_path)
+    assert list(table) == chunks
+    assert table.strings("context") == ["A Paper", "A Paper — 2 Methods"]

@@ -202,6 +202,14 @@ class ChunkTable(Sequence):
         for i in range(len(self)):
             yield self[i]
 
+    def __eq__(self, other) -> bool:
+        """Equal to any sequence of the same chunk dicts (a list of chunks, another table)."""
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  (mutable-style equality, like a list)
+
     # -- column helpers for the hot paths -------------------------------------------
     def column(self, key: str) -> np.ndarray:
         """A column of :data:`COLUMNS` (string columns as ids into :meth:`strings`)."""

@@ -324,7 +324,8 @@ def warm_up_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL) -> WarmUp:
         except Exception as exc:  # noqa: BLE001 - reported through the state, not raised in a thread
             warm.error = str(exc)
             warm.state = "failed"
-            log.warning("Loading the embedding model %s failed: %s", name, exc)
+            if not sys.is_finalizing() and "interpreter shutdown" not in str(exc):  # not a process ending
+                log.warning("Loading the embedding model %s failed: %s", name, exc)
         else:
             warm.state = "ready"
         warm.seconds = time.perf_counter() - started

@@ -182,7 +182,7 @@ def test_search_config_validates_and_maps_to_search_arguments():
     for bad in ({"fusion": "sum"}, {"dense_weight": 1.5}, {"pool": 0}, {"lexical": "none"}, {"rrf_k": 0}):
         with pytest.raises(SearchConfigError):
             SearchConfig(**bad)
-    assert SearchConfig.from_dict({"pool": -3, "fusion": "zscore"}, strict=True) == SearchConfig(fusion="zscore")
+    assert SearchConfig.from_dict({"pool": -3, "fusion": "zscore"}, strict=False) == SearchConfig(fusion="zscore")
     assert collection_search_kwargs({}) == SearchConfig().search_kwargs()
     saved = {"search": {"fusion": "rrf", "pool": 20, "dense_weight": "nonsense"}}
     assert collection_search_kwargs(saved)["pool"] == 20
@@ -418,7 +418,7 @@ def test_cli_judgments_and_eval_collection(lexical_library, tmp_path, capsys):
     assert main([*argv, "eval", "--collection", "papers", "--json", "--quiet"]) == 0
     printed = json.loads(capsys.readouterr().out)
     expected = json.loads(json.dumps(summary_json(evaluate_collection(lib, "papers"))))
-    assert printed["methods"] == expected["methods"] and set(printed["methods"]) == {"tfidf", "bm25"}
+    assert printed["methods"] == expected["methods"] and set(printed["methods"]) == {"tfidf", "bm25", "hybrid", "hybrid_mmr"}
     assert "dense" in printed["skipped"]
     assert main([*argv, "eval", "--collection", "papers", "--methods", "tfidf", "--quiet"]) == 0
     assert "TF-IDF" in capsys.readouterr().out

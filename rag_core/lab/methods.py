@@ -19,7 +19,8 @@ from .config import DEFAULT_CONFIG, SearchConfig
 METHODS = ("tfidf", "bm25", "dense", "hybrid", "hybrid_mmr", "cross_encoder")
 METHOD_LABELS = {"tfidf": "TF-IDF", "bm25": "BM25", "dense": "dense", "hybrid": "hybrid",
                  "hybrid_mmr": "hybrid + MMR", "cross_encoder": "cross-encoder"}
-NEEDS_EMBEDDINGS = ("dense", "hybrid", "hybrid_mmr", "cross_encoder")
+# hybrid methods run on a collection without vectors too (their pool is then lexical only)
+NEEDS_EMBEDDINGS = ("dense",)
 
 
 class MethodUnavailable(ValueError):
@@ -53,7 +54,7 @@ def unavailable_reason(method: str, index, cross_encoder_model: str = DEFAULT_CR
     if method == "cross_encoder":
         status = cross_encoder_status(cross_encoder_model)
         if status.reranker is None:
-            return status.detail.split(" Ordered by ")[0]
+            return status.reason or status.detail
     return None
 
 

@@ -585,10 +585,7 @@ class PostgresRagIndex(RagIndex):
 
     def dense_search(self, query: str, k: int = 10, *, ef_search: int | None = None) -> list[tuple[int, float]]:
         """``[(chunk index, inner product)]`` of the ``k`` nearest chunks by pgvector (HNSW when built)."""
-        from ..dense import encode_query
-        from ..models import load_bi_encoder
-
-        vector = encode_query(load_bi_encoder(self.embedding_model), query)
+        vector = self.query_vector(query)  # by the encoder variant that made the stored vectors
         return self._store.dense_search(self._collection, vector, k, lexical=self._lexical, ef_search=ef_search)
 
 
@@ -788,6 +785,7 @@ class PostgresStore(CollectionStore):
             embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
             bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
             _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,
+            encoder=self._settings(row)["encoder"] if embeddings is not None else None,
         )
 
     def _chunk_rows(self, conn, row: _Row, version: int):

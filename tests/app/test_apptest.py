@@ -67,6 +67,11 @@ def notes(at: AppTest, kind: str) -> list[str]:
 
 
 def passages(at: AppTest) -> list[str]:
+    """Every passage box shown (whole passages and short cards)."""
+    return [h.value for h in at.html if 'class="rc-passage' in h.value]
+
+
+def whole_passages(at: AppTest) -> list[str]:
     """The whole passages shown (the passage dialog's), not the short cards of the fast judging pass."""
     return [h.value for h in at.html if 'class="rc-passage' in h.value and "rc-short" not in h.value]
 
@@ -325,11 +330,11 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     assert "Hybrid reranker:" in texts(at)
     # a passage opens whole in a dialog, the query's words marked, with the page image
     open_passage(at, "Hybrid #2")
-    assert passages(at) and '<mark class="rc-term">' in passages(at)[0]
+    assert whole_passages(at) and '<mark class="rc-term">' in whole_passages(at)[0]
     assert at.get("image"), "the PDF page image is shown"
     # a passage from the exact list gets the match itself marked
     open_passage(at, "Exact #1")
-    assert '<mark class="rc-hit">' in passages(at)[0]
+    assert '<mark class="rc-hit">' in whole_passages(at)[0]
     assert len(at.get("download_button")) == 2, "results download as CSV and as JSON"
 
 
@@ -387,7 +392,7 @@ def test_markdown_and_html_from_a_pdf_show_literally(hostile_dir, monkeypatch):
     shown = "\n".join(html_text(at))
     for text in (payload["file"], payload["label"], payload["text_image"], payload["text_html"], "**bold claim**"):
         assert text in shown, text
-    assert "&lt;img src=http://127.0.0.1:9/text-html&gt;" in passages(at)[0]
+    assert "&lt;img src=http://127.0.0.1:9/text-html&gt;" in whole_passages(at)[0]
     for element in at.html:  # only our own tags: no image, link or bold from the document
         # (our own bold lead-ins may hold a document's title as escaped text; markdown from the
         # document would have turned its **bold claim** into a tag, and its links into <a>/<img>)

@@ -581,8 +581,15 @@ def test_browser_relevance_lab(tmp_path):
                         before = int(judged_line().inner_text().split()[0])
                         page.keyboard.press(key)
                         expect(judged_line()).to_have_text(re.compile(rf"^{before + 1} of "), timeout=120_000)
-                    first_list_control = page.locator('[data-testid="stButtonGroup"]').first
-                    first_list_control.get_by_role("button", name="3", exact=True).click()  # one click in the list
+                    if n == 0:  # the unjudged view: a click on a judged passage's grade would clear it
+                        page.get_by_text("Show only unjudged passages").click()
+                        settle()
+                    # the judge list's grade controls (segmented buttons with the radio role), not the knobs'
+                    grade_buttons = page.locator('[data-testid="stButtonGroup"]').filter(
+                        has=page.get_by_role("radio", name="3", exact=True))
+                    before = int(judged_line().inner_text().split()[0])
+                    grade_buttons.first.get_by_role("radio", name="3", exact=True).click()  # one click in the list
+                    expect(judged_line()).to_have_text(re.compile(rf"^{before + 1} of "), timeout=120_000)
                     settle()
                     no_exception()
                     if n == 0:
@@ -611,7 +618,7 @@ def test_browser_relevance_lab(tmp_path):
                        ).to_have_count(1)
                 no_exception()
                 shot("3-weights-changed")
-                page.get_by_label("Reranker").click()
+                page.get_by_role("combobox", name="Reranker", exact=True).click()
                 page.keyboard.type("MMR")
                 page.keyboard.press("Enter")
                 settle()
@@ -630,17 +637,26 @@ def test_browser_relevance_lab(tmp_path):
                 expect(page.get_by_text(re.compile("dense weight 0.50, pool 30")).first).to_be_visible()
                 expect(page.get_by_text(re.compile("Paired randomisation test p ="))).to_be_visible()
                 cells = page.locator('[data-testid="stDataFrame"]').first.locator('[role="gridcell"]')
+                # the figures the command line computes from the same judgments, shown once the rerun is drawn
+                wanted = [f"{row['ndcg@10'].mean:.3f}"
+                          for row in evaluate_collection(Library(data), "lab papers").summary().values()]
+                deadline = time.monotonic() + 120
+                while not all(w in " | ".join(cells.all_inner_texts()) for w in wanted) \
+                        and time.monotonic() < deadline:
+                    page.wait_for_timeout(500)
                 page_figures["cells"] = " | ".join(cells.all_inner_texts())
                 no_exception()
                 shot("5-query-set")
-                page.get_by_label("Snapshot name").fill("first settings")
+                page.get_by_role("tab", name="Snapshots").click()
+                page.get_by_label("Snapshot name", exact=True).fill("first settings")
                 page.get_by_role("button", name="Save snapshot").click()
                 expect(page.get_by_text("Saved snapshot first settings")).to_be_visible(timeout=120_000)
-                pool = page.get_by_label("Pool size")
+                pool = page.get_by_label("Pool size", exact=True)
                 pool.fill("5")
                 pool.press("Enter")
                 settle()
-                page.get_by_label("Snapshot name").fill("pool 5")
+                page.get_by_role("tab", name="Snapshots").click()
+                page.get_by_label("Snapshot name", exact=True).fill("pool 5")
                 page.get_by_role("button", name="Save snapshot").click()
                 expect(page.get_by_text("Saved snapshot pool 5")).to_be_visible(timeout=120_000)
                 page.get_by_role("tab", name="Snapshots").click()

@@ -534,7 +534,9 @@ class _Clock:
         pages_total = sum(known) + mean_pages * max(self.n_files - len(known), 0)
         pages_left = max(pages_total - sum(self.pages_done.values()), 0.0)
         extract_left = pages_left / self.page_rate() if self.stage in ("read", "extract") else 0.0
-        chunks_expected = self.chunks_new + (pages_left * self.rates["chunks_per_page"])
+        # files are chunked once every file is read: until then every page still counts
+        extracting = self.stage in ("read", "extract")
+        chunks_expected = pages_total * self.rates["chunks_per_page"] if extracting else self.chunks_new
         indexing = self.stage in ("read", "extract", "index")
         index_left = chunks_expected * self.rates["index_s_per_chunk"] if indexing else 0.0
         embed_left = 0.0

@@ -185,3 +185,16 @@ def test_rates_are_remembered_for_the_next_estimate(tmp_path, monkeypatch):
     ingest.remember_rates(pages_per_s=42.0, embed_chunks_per_s=-1)
     rates = ingest.measured_rates()
     assert rates["pages_per_s"] == 42.0 and rates["embed_chunks_per_s"] == 12.0
+
+
+def test_the_estimate_during_extraction_counts_the_chunks_of_pages_already_read(monkeypatch):
+    """Files are chunked after every file is read; until then the embedding left is that of all pages."""
+    monkeypatch.setattr(ingest, "measured_rates", lambda: {"pages_per_s": 10.0, "chunks_per_page": 3.0,
+                                                           "embed_chunks_per_s": 30.0, "index_s_per_chunk": 0.0})
+    clock = ingest._Clock(n_files=2, workers=1, embed=True, progress=None)
+    clock.stage = "extract"
+    clock.pages_known = {0: 100, 1: 100}
+    clock.pages_done = {0: 100, 1: 50}  # 150 of 200 pages read, nothing chunked yet
+    left, _ = clock.remaining()
+    # 50 pages to read (5 s at 10 pages/s) and 600 chunks to embed (20 s at 30 chunks/s)
+    assert left == pytest.approx(5 + 20, rel=0.01)

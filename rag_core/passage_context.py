@@ -15,6 +15,8 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
+from .settings import PDF_CONTEXT, PDF_WORD_BOUNDARIES
+
 MAX_TITLE_CHARS = 200
 MAX_HEADING_CHARS = 80
 
@@ -118,9 +120,6 @@ def add_context(chunks: Sequence[dict], text: str, title: str = "") -> None:
             chunk.pop("context", None)
 
 
-# Measured on the judged PDF questions (benchmarks/lab_pdf_quality.py, docs/benchmarks.md).
-PDF_WORD_BOUNDARIES = True
-PDF_CONTEXT = True
 
 
 def chunk_pdf(pages, source: str, chunk_size: int, overlap: int, *, metadata_title: str | None = None,

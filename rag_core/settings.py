@@ -79,6 +79,15 @@ MAX_PDF_PAGES = 2_000
 MAX_COLLECTION_NAME_LENGTH = 100  # fits a file name on every file system, with room for suffixes
 MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read every word
 
+# ------------------------------------------------------------------- chunking of PDFs
+# Chunk boundaries between words, and the title and section heading carried with each chunk
+# for BM25 and the bi-encoder (rag_core.passage_context): both lost on the 50 judged PDF
+# questions (benchmarks/lab_pdf_quality.py, 2026-11-30, docs/benchmarks.md section 10):
+# hybrid nDCG@10 0.641 with fixed strides and no context, 0.591 between words, 0.598 with
+# context, 0.573 with both. Kept as options, off by default.
+PDF_WORD_BOUNDARIES = False
+PDF_CONTEXT = False
+
 # --------------------------------------------------------- environment variables
 APP_NAME = "rag_core"
 STORE_ENV = "RAG_CORE_STORE"

@@ -143,22 +143,31 @@ def main(argv=None) -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     load_start = os.getloadavg()
     started = time.time()
-    searchers = [subprocess.Popen([sys.executable, "-c", SEARCHER, url, str(args.seconds), json.dumps(QUERIES)],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(args.searchers)]
+    # each child writes to files, not pipes: a searcher's final JSON (every latency) is larger than
+    # a pipe's buffer, and a child blocked on a full pipe never exits while this loop waits for it
+    logs = workdir / "logs"
+    logs.mkdir()
+
+    def spawn(code: str, *argv: str, name: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", code, *argv], env=env, text=True,
+                                stdout=open(logs / f"{name}.out", "w"), stderr=open(logs / f"{name}.err", "w"))
+
+    searchers = [spawn(SEARCHER, url, str(args.seconds), json.dumps(QUERIES), name=f"s{i}")
+                 for i in range(args.searchers)]
     shares = [POOL[i::args.ingesters] for i in range(args.ingesters)]
-    ingesters = [subprocess.Popen([sys.executable, "-c", INGESTER, url, str(args.seconds),
-                                   json.dumps([str(PDFS / n) for n in share])],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for share in shares]
+    ingesters = [spawn(INGESTER, url, str(args.seconds), json.dumps([str(PDFS / n) for n in share]), name=f"i{i}")
+                 for i, share in enumerate(shares)]
     loads = []
     while any(p.poll() is None for p in searchers + ingesters):
         loads.append(os.getloadavg()[0])
         time.sleep(5)
     results = {"searchers": [], "ingesters": []}
     for kind, procs in (("searchers", searchers), ("ingesters", ingesters)):
-        for proc in procs:
-            out, err = proc.communicate()
+        for k, proc in enumerate(procs):
+            proc.wait()
+            name = f"{kind[0]}{k}"
+            out = (logs / f"{name}.out").read_text()
+            err = (logs / f"{name}.err").read_text()
             try:
                 results[kind].append(json.loads(out.strip().splitlines()[-1]))
             except (ValueError, IndexError):

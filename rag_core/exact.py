@@ -41,6 +41,7 @@ from .chunk_table import ChunkTable, chunk_sources_mask
 from .chunking import page_at
 from .errors import RagCoreError
 from .query import check_unicode
+from .settings import EXACT_THREADS
 from .types import ExactHit
 
 __all__ = [
@@ -65,7 +66,7 @@ MAX_QUOTE_CHARS = 10_000  # find_places: a quote may be a whole paragraph
 REGEX_ENGINE = "re2"
 # Memory RE2 may use for one compiled pattern (its DFA cache included).
 _RE2_MAX_MEM = 64 << 20
-_CACHE_SIZE = 2
+_CACHE_SIZE = 16  # joined texts of this many chunk lists (a segmented index has one per segment)
 
 
 class ExactSearchError(RagCoreError):
@@ -810,17 +811,8 @@ def find_exact(
         _compile_regex(pattern)  # report a bad pattern even when there are no chunks
     if not chunks:
         return []
-    if hasattr(chunks, "parts") and hasattr(chunks, "offsets"):  # a segmented index: each segment in turn
-        hits: list[ExactHit] = []
-        for offset, part in zip(chunks.offsets, chunks.parts, strict=False):
-            found = find_exact(pattern, part, mode=mode, max_hits=max_hits - len(hits), context=context,
-                               sources=sources)
-            for hit in found:
-                hit["chunk_index"] += offset
-            hits.extend(found)
-            if len(hits) >= max_hits:
-                break
-        return hits
+    if hasattr(chunks, "parts") and hasattr(chunks, "offsets"):  # a segmented index
+        return _find_in_segments(pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources)
     texts = _ChunkTexts(chunks) if isinstance(chunks, ChunkTable) else [c.get("text") or "" for c in chunks]
     corpus = _corpus(chunks, texts)
 
@@ -846,6 +838,39 @@ def find_exact(
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break
+    return hits
+
+
+def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context: int,
+                      sources: Collection[str] | None) -> list[ExactHit]:
+    """:func:`find_exact` over each segment, ``EXACT_THREADS`` segments at a time (RE2 and
+    ``bytes.find`` release the GIL), the hits put back in chunk order; segments after the one
+    that fills ``max_hits`` are not scanned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(offset: int, part) -> list[ExactHit]:
+        found = find_exact(pattern, part, mode=mode, max_hits=max_hits, context=context, sources=sources)
+        for hit in found:
+            hit["chunk_index"] += offset
+        return found
+
+    segments = list(zip(chunks.offsets, chunks.parts, strict=False))
+    hits: list[ExactHit] = []
+    with ThreadPoolExecutor(max_workers=max(1, min(EXACT_THREADS, len(segments)))) as pool:
+        futures = [pool.submit(one, offset, part) for offset, part in segments]
+        try:
+            for future in futures:
+                hits.extend(future.result())
+                if len(hits) >= max_hits:
+                    break
+        finally:
+            for future in futures:
+                future.cancel()  # the segments not started yet
+    for hit in hits:
+        hit["truncated"] = False
+    if len(hits) >= max_hits:
+        hits = hits[:max_hits]
+        hits[-1]["truncated"] = True
     return hits
 
 

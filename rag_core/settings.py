@@ -54,7 +54,11 @@ MAX_CHUNK_SIZE = 20_000
 # From this many chunks an index (a full segment) gets an HNSW graph (rag_core.ann) for the
 # dense stage: an exact product over 100k x 384 float32 took 16-27 ms here, the graph 1-5 ms
 # (docs/benchmarks.md, bench_million). Smaller indexes keep the exact product (a few ms).
-ANN_MIN_CHUNKS = 100_000
+# A full segment ends at a document boundary, so it holds a little under SEGMENT_MAX_CHUNKS.
+ANN_MIN_CHUNKS = 90_000
+# Exact search scans the segments of a large collection this many at a time (RE2 releases the
+# GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here).
+EXACT_THREADS = max(1, min(2, os.cpu_count() or 1))
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 ANN_EXPANSION_SEARCH = 128

@@ -513,14 +513,23 @@ class _Clock:
         self.embed_started: float | None = None
         self.embed_base = 0
         self.extract_started: float | None = None
+        self.first_page: tuple[float, int] | None = None  # (when, pages done then)
         self.stage = "read"
         self.current: str | None = None
 
     def page_rate(self) -> float:
+        """Pages per second, measured from the first page read (starting the reader processes
+        is not reading: counted in, it made the early estimates 50% long), else remembered."""
         done = sum(self.pages_done.values())
-        if self.extract_started is not None and done >= 20:
-            return done / max(time.perf_counter() - self.extract_started, 1e-3)
+        if self.first_page is not None and done - self.first_page[1] >= 20:
+            return (done - self.first_page[1]) / max(time.perf_counter() - self.first_page[0], 1e-3)
         return self.rates["pages_per_s"] * self.workers
+
+    def page_read(self, job: int, done: int, total: int) -> None:
+        self.pages_known[job] = total
+        self.pages_done[job] = done
+        if self.first_page is None:
+            self.first_page = (time.perf_counter(), sum(self.pages_done.values()))
 
     def embed_rate(self) -> float:
         if self.embed_started is not None and self.embed_done - self.embed_base >= 16:
@@ -644,8 +653,7 @@ def ingest_files(
 
         def on_event(kind: str, job: int, info: dict) -> None:
             if kind == "page":
-                clock.pages_known[job] = info["total"]
-                clock.pages_done[job] = info["done"]
+                clock.page_read(job, info["done"], info["total"])
             elif kind == "done":
                 clock.files_done += 1
                 clock.pages_done[job] = clock.pages_known.setdefault(job, info["pages"])

@@ -198,3 +198,15 @@ def test_the_estimate_during_extraction_counts_the_chunks_of_pages_already_read(
     left, _ = clock.remaining()
     # 50 pages to read (5 s at 10 pages/s) and 600 chunks to embed (20 s at 30 chunks/s)
     assert left == pytest.approx(5 + 20, rel=0.01)
+
+
+def test_the_page_rate_is_measured_from_the_first_page_not_from_starting_the_readers(monkeypatch):
+    monkeypatch.setattr(ingest, "measured_rates", lambda: {"pages_per_s": 10.0, "chunks_per_page": 3.0,
+                                                           "embed_chunks_per_s": 30.0, "index_s_per_chunk": 0.0})
+    clock = ingest._Clock(n_files=1, workers=2, embed=False, progress=None)
+    clock.extract_started = time.perf_counter() - 30.0  # the readers took long to start
+    assert clock.page_rate() == 20.0  # nothing read yet: the remembered rate, per reader
+    clock.page_read(0, 1, 200)
+    clock.first_page = (time.perf_counter() - 2.0, 1)
+    clock.page_read(0, 101, 200)
+    assert clock.page_rate() == pytest.approx(50.0, rel=0.05)  # 100 pages in 2 s, not 101 in 32 s

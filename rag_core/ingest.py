@@ -514,6 +514,7 @@ class _Clock:
         self.embed_base = 0
         self.extract_started: float | None = None
         self.first_page: tuple[float, int] | None = None  # (when, pages done then)
+        self.file_bytes: dict[int, int] = {}  # the size of each file to read, by job
         self.stage = "read"
         self.current: str | None = None
 
@@ -539,8 +540,14 @@ class _Clock:
     def remaining(self) -> tuple[float, float]:
         """(seconds left, seconds done) of the whole call."""
         known = list(self.pages_known.values())
-        mean_pages = sum(known) / len(known) if known else 15.0
-        pages_total = sum(known) + mean_pages * max(self.n_files - len(known), 0)
+        unread = [b for job, b in self.file_bytes.items() if job not in self.pages_known]
+        if unread:  # files not opened yet: their pages from their size, at the rate of those opened
+            known_bytes = sum(self.file_bytes.get(job, 0) for job in self.pages_known)
+            per_byte = sum(known) / known_bytes if known and known_bytes else 1 / 50_000
+            pages_total = sum(known) + per_byte * sum(unread)
+        else:
+            mean_pages = sum(known) / len(known) if known else 15.0
+            pages_total = sum(known) + mean_pages * max(self.n_files - len(known), 0)
         pages_left = max(pages_total - sum(self.pages_done.values()), 0.0)
         extract_left = pages_left / self.page_rate() if self.stage in ("read", "extract") else 0.0
         # files are chunked once every file is read: until then every page still counts
@@ -650,6 +657,7 @@ def ingest_files(
     extracted: dict[int, tuple[InputFile, PdfExtraction, list[dict]]] = {}
     if uploads:
         clock.extract_started = time.perf_counter()
+        clock.file_bytes = {job: len(upload.data or b"") for job, (_, upload) in enumerate(uploads)}
 
         def on_event(kind: str, job: int, info: dict) -> None:
             if kind == "page":

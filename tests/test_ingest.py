@@ -210,3 +210,16 @@ def test_the_page_rate_is_measured_from_the_first_page_not_from_starting_the_rea
     clock.first_page = (time.perf_counter() - 2.0, 1)
     clock.page_read(0, 101, 200)
     assert clock.page_rate() == pytest.approx(50.0, rel=0.05)  # 100 pages in 2 s, not 101 in 32 s
+
+
+def test_files_not_opened_yet_are_estimated_by_their_size(monkeypatch):
+    """One long paper opened first must not make every other file count as long (the estimate
+    at 10% was 4x the time really left)."""
+    monkeypatch.setattr(ingest, "measured_rates", lambda: {"pages_per_s": 10.0, "chunks_per_page": 1.0,
+                                                           "embed_chunks_per_s": 1e9, "index_s_per_chunk": 0.0})
+    clock = ingest._Clock(n_files=3, workers=1, embed=False, progress=None)
+    clock.stage = "extract"
+    clock.file_bytes = {0: 1_000_000, 1: 2_000_000, 2: 100_000}
+    clock.page_read(0, 0, 100)  # 100 pages in 1 MB: 1 page per 10 KB
+    left, _ = clock.remaining()
+    assert left == pytest.approx((100 + 200 + 10) / 10.0, rel=0.01)

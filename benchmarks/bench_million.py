@@ -163,6 +163,13 @@ out["hybrid"] = timed(lambda q: search(q, index, top=10, cross_encoder_model="")
 present = [w for w in ("dense retrieval", "randomized controlled trial", "gene expression", "copy17 ")]
 out["exact_present"] = timed(lambda q: search_exact(present[len(q) % len(present)], index, max_hits=10))
 out["exact_absent"] = timed(lambda q: search_exact("zyxwvut quokka", index, max_hits=10))
+# what the searches cost in memory (before the recall check, whose exact products over every
+# vector no search does); file-backed pages are the memory-mapped index files (page cache)
+out["rss_after_searches_mib"] = round(current_rss_mib(), 1)
+with open("/proc/self/status", encoding="ascii") as handle:
+    fields = dict(line.split(":", 1) for line in handle if line.startswith(("RssAnon", "RssFile")))
+out["rss_anon_mib"] = round(int(fields["RssAnon"].split()[0]) / 1024, 1)
+out["rss_file_mib"] = round(int(fields["RssFile"].split()[0]) / 1024, 1)
 recalls = []
 for q in queries[:30]:
     rows, _ = index.dense_top(q, 10)
@@ -228,7 +235,9 @@ def main() -> int:
     q = report["query"]
     goals = [
         ("query process RSS", "<= 4096 MiB",
-         f"{q['rss_peak_mib']:,.0f} MiB peak ({q['rss_after_load_mib']:,.0f} after load)"),
+         f"{q['rss_after_searches_mib']:,.0f} MiB after the searches ({q['rss_anon_mib']:,.0f} own memory, "
+         f"{q['rss_file_mib']:,.0f} mapped index files; {q['rss_after_load_mib']:,.0f} after load; "
+         f"{q['rss_peak_mib']:,.0f} peak with the recall check's exact products)"),
         ("TF-IDF p50", "<= 20 ms", f"{q['tfidf']['p50_ms']} ms"),
         ("BM25 p50", "<= 20 ms", f"{q['bm25']['p50_ms']} ms"),
         ("hybrid p50 (HNSW dense stage)", "<= 60 ms", f"{q['hybrid']['p50_ms']} ms"),

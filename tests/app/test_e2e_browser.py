@@ -561,6 +561,11 @@ def test_browser_relevance_lab(tmp_path):
                     return page.locator('[data-stale="false"]').get_by_text(
                         re.compile(r"^\d+ of \d+ passages in these lists are judged"))
 
+                def open_tab(name: str) -> None:  # once the rerun is drawn (a stale copy may be there meanwhile)
+                    tab = page.get_by_role("tab", name=name)
+                    expect(tab).to_have_count(1, timeout=120_000)
+                    tab.click()
+
                 def settle() -> None:
                     page.wait_for_timeout(400)
                     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
@@ -623,7 +628,7 @@ def test_browser_relevance_lab(tmp_path):
                 page.keyboard.press("Enter")
                 settle()
                 expect(page.get_by_text(re.compile("maximal marginal relevance")).first).to_be_visible()
-                page.get_by_role("tab", name="What the reranker did").click()
+                open_tab("What the reranker did")
                 expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible()
                 no_exception()
                 shot("4-mmr-slope-chart")
@@ -647,7 +652,7 @@ def test_browser_relevance_lab(tmp_path):
                 page_figures["cells"] = " | ".join(cells.all_inner_texts())
                 no_exception()
                 shot("5-query-set")
-                page.get_by_role("tab", name="Snapshots").click()
+                open_tab("Snapshots")
                 page.get_by_label("Snapshot name", exact=True).fill("first settings")
                 page.get_by_role("button", name="Save snapshot").click()
                 expect(page.get_by_text("Saved snapshot first settings")).to_be_visible(timeout=120_000)
@@ -655,18 +660,18 @@ def test_browser_relevance_lab(tmp_path):
                 pool.fill("5")
                 pool.press("Enter")
                 settle()
-                page.get_by_role("tab", name="Snapshots").click()
+                open_tab("Snapshots")
                 page.get_by_label("Snapshot name", exact=True).fill("pool 5")
                 page.get_by_role("button", name="Save snapshot").click()
                 expect(page.get_by_text("Saved snapshot pool 5")).to_be_visible(timeout=120_000)
-                page.get_by_role("tab", name="Snapshots").click()
+                open_tab("Snapshots")
                 expect(page.get_by_text(re.compile(r"pool: \d+ → 5"))).to_be_visible()
                 expect(page.get_by_text(re.compile(r"\d+ queries gained, \d+ lost"))).to_be_visible()
                 no_exception()
                 shot("6-snapshots")
 
                 # 5. Export the judgments as CSV.
-                page.get_by_role("tab", name="Import / export").click()
+                open_tab("Import / export")
                 with page.expect_download() as download:
                     page.get_by_role("button", name="Judgments as CSV (spreadsheet)").click()
                 saved = tmp_path / "judgments.csv"

@@ -237,34 +237,40 @@ def recall(url: str, cache: Path) -> dict:
     sets["realistic_100k"] = np.vstack(copies)[:100_000]
     store = open_store(url)
     for label, matrix in sets.items():
-        n = len(matrix)
-        docs, all_chunks = [], []
-        for d in range(0, n, DOC_CHUNKS):
-            doc_id = f"{d // DOC_CHUNKS:016x}"
-            docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1,
-                         "chunks": min(DOC_CHUNKS, n - d)})
-            all_chunks += [{"text": f"c{i}", "source": f"{doc_id}.pdf", "doc_id": doc_id}
-                           for i in range(d, min(n, d + DOC_CHUNKS))]
-        store.create(label, {"chunk_size": 1200, "overlap": 200})
-        with store.writing(label):
-            store.commit(label, documents=docs, chunks=all_chunks, embeddings=matrix, dense_mask=None, new_files={})
-        t = time.perf_counter()
-        store.ensure_ann_index(label, min_chunks=0)
-        result = {"vectors": n, "hnsw_build_s": round(time.perf_counter() - t, 1)}
-        store.load_index(label)
-        truth = [{int(i) for i in np.argsort(-(matrix @ q))[:10]} for q in qvecs]
-        for ef in (40, 100, 200):
-            times, hits = [], 0
-            for i, q in enumerate(qvecs):
-                t = time.perf_counter()
-                found = store.dense_search(label, q, 10, ef_search=ef)
-                times.append(time.perf_counter() - t)
-                hits += len(truth[i] & {j for j, _ in found})
-            result[f"ef{ef}"] = {"recall@10": round(hits / (10 * len(qvecs)), 4), **percentiles(times)}
-        out[label] = result
-        log(f"{label}: {json.dumps(result)}")
-        store.delete(label)
+        out[label] = hnsw_recall(store, label, matrix, qvecs)
     return out
+
+
+def hnsw_recall(store, label: str, vectors: np.ndarray, qvecs: np.ndarray) -> dict:
+    """Commit ``vectors`` as a collection, build its HNSW index and measure recall@10 of
+    ``dense_search`` against the exact product at three ``ef_search`` values; then delete it."""
+    n = len(vectors)
+    docs, rows = [], []
+    for d in range(0, n, DOC_CHUNKS):
+        doc_id = f"{d // DOC_CHUNKS:016x}"
+        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1,
+                     "chunks": min(DOC_CHUNKS, n - d)})
+        rows += [{"text": f"c{i}", "source": f"{doc_id}.pdf", "doc_id": doc_id}
+                 for i in range(d, min(n, d + DOC_CHUNKS))]
+    store.create(label, {"chunk_size": 1200, "overlap": 200})
+    with store.writing(label):
+        store.commit(label, documents=docs, chunks=rows, embeddings=vectors, dense_mask=None, new_files={})
+    t = time.perf_counter()
+    store.ensure_ann_index(label, min_chunks=0)
+    result = {"vectors": n, "hnsw_build_s": round(time.perf_counter() - t, 1)}
+    store.load_index(label)
+    truth = [{int(i) for i in np.argsort(-(vectors @ q))[:10]} for q in qvecs]
+    for ef in (40, 100, 200):
+        times, hits = [], 0
+        for i, q in enumerate(qvecs):
+            t = time.perf_counter()
+            found = store.dense_search(label, q, 10, ef_search=ef)
+            times.append(time.perf_counter() - t)
+            hits += len(truth[i] & {j for j, _ in found})
+        result[f"ef{ef}"] = {"recall@10": round(hits / (10 * len(qvecs)), 4), **percentiles(times)}
+    log(f"{label}: {json.dumps(result)}")
+    store.delete(label)
+    return result
 
 
 def text_vectors(texts: list[str]) -> np.ndarray:
@@ -295,33 +301,7 @@ def recall_text(url: str, sizes: list[int]) -> dict:
         chunks = make_chunks(n)
         matrix = text_vectors([c["text"] for c in chunks] + qtexts)
         vectors, qvecs = matrix[:n], matrix[n:]
-        label = f"text_{n}"
-        docs, rows = [], []
-        for d in range(0, n, DOC_CHUNKS):
-            doc_id = f"{d // DOC_CHUNKS:016x}"
-            docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1,
-                         "chunks": min(DOC_CHUNKS, n - d)})
-            rows += [{"text": f"c{i}", "source": f"{doc_id}.pdf", "doc_id": doc_id}
-                     for i in range(d, min(n, d + DOC_CHUNKS))]
-        store.create(label, {"chunk_size": 1200, "overlap": 200})
-        with store.writing(label):
-            store.commit(label, documents=docs, chunks=rows, embeddings=vectors, dense_mask=None, new_files={})
-        t = time.perf_counter()
-        store.ensure_ann_index(label, min_chunks=0)
-        result = {"vectors": n, "hnsw_build_s": round(time.perf_counter() - t, 1)}
-        store.load_index(label)
-        truth = [{int(i) for i in np.argsort(-(vectors @ q))[:10]} for q in qvecs]
-        for ef in (40, 100, 200):
-            times, hits = [], 0
-            for i, q in enumerate(qvecs):
-                t = time.perf_counter()
-                found = store.dense_search(label, q, 10, ef_search=ef)
-                times.append(time.perf_counter() - t)
-                hits += len(truth[i] & {j for j, _ in found})
-            result[f"ef{ef}"] = {"recall@10": round(hits / (10 * len(qvecs)), 4), **percentiles(times)}
-        out[label] = result
-        log(f"{label}: {json.dumps(result)}")
-        store.delete(label)
+        out[f"text_{n}"] = hnsw_recall(store, f"text_{n}", vectors, qvecs)
     return out
 
 

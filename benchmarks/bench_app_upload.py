@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, wait_healthy  # noqa: E402
+from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy  # noqa: E402
 
 SHOTS = REPO / "test-artifacts" / "screenshots"
 
@@ -73,8 +73,7 @@ def main() -> None:
             page.screenshot(path=str(SHOTS / "bench-all-compare.png"))
             browser.close()
     finally:
-        server.terminate()
-        server.wait(15)
+        stop_server(server)
     print("one comparison, click to three tables: " + ", ".join(f"{t:.2f} s" for t in times))
 
 

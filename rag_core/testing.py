@@ -45,6 +45,16 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> Non
     raise AssertionError(f"streamlit did not answer on {url} within {timeout} s")
 
 
+def stop_server(server: subprocess.Popen, timeout: float = 15) -> None:
+    """Stop a server started for a test or benchmark: terminate, then kill if it lingers."""
+    server.terminate()
+    try:
+        server.wait(timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(5)
+
+
 def make_tiny_cross_encoder(folder: str | Path, *, seed: int = 0, hidden_size: int = 32,
                             layers: int = 2, max_position_embeddings: int = 512) -> Path:
     """Write a randomly initialised one-label BERT cross-encoder to ``folder``.

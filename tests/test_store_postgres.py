@@ -393,8 +393,9 @@ def test_serve_db_prints_a_working_store_line(tmp_path):
 @pytest.mark.slow
 def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
     """A PDF uploaded in the app on one port is found by the app on another port (a real browser)."""
+    from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
     from tests.app.support import quote_from
-    from tests.app.test_e2e_browser import CHROMIUM, CHROMIUM_ARGS, compare, free_port, wait_healthy
+    from tests.app.test_e2e_browser import compare
 
     if not CHROMIUM.is_file():
         pytest.skip("Chromium is not installed at /usr/bin/chromium (apt-get install chromium)")
@@ -437,6 +438,5 @@ def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
                 browser.close()
     finally:
         for server in servers:
-            server.terminate()
-            server.wait(30)
+            stop_server(server, 30)
     assert [d["source"] for d in Library(store=pg_url).documents("lab library")] == [SMALL]

@@ -13,29 +13,25 @@ import io
 import json
 import os
 import re
-import socket
 import socketserver
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from rag_core.cli import main
 from rag_core.pdf_marks import MARK_COLOUR
+from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
 
 from .manuscript import STATEMENTS, expected_verdicts, manuscript_text
 from .support import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 
 TICK_WIDTH = 33  # the selection column of a table with selection_mode="single-row"
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 WIDTH, HEIGHT = 1600, 1000
 DEEP_LINKS = {  # URL path -> the page's heading; the first one is opened on a fresh server
     "/collections": "Collections",
@@ -70,27 +66,6 @@ class Beacon:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise AssertionError(f"streamlit exited with code {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"streamlit did not answer on {url} within {timeout} s")
 
 
 def test_browser_end_to_end(tmp_path, capsys):
@@ -291,12 +266,7 @@ def test_browser_end_to_end(tmp_path, capsys):
             finally:
                 browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        stop_server(server)
         log.close()
         beacon.close()
     print(f"timings: upload of 3 PDFs {timings.get('upload', float('nan')):.1f} s, "
@@ -710,12 +680,7 @@ def test_browser_relevance_lab(tmp_path):
             finally:
                 browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(5)
+        stop_server(server)
         log.close()
 
     # 6. The command line prints the figures the page showed.

@@ -8,6 +8,11 @@ the PDF reader (about 50 MB of address space).
 Protocol, all of it between rag_core's own processes: a job is one JSON line
 ``{"job", "name", "size", "max_pages"}`` followed by ``size`` bytes of the file; the
 worker answers with JSON lines ``{"kind": "start" | "page" | "done", "job", ...}``.
+
+``python -m rag_core.extract_worker MEMORY_BYTES --count`` only counts each file's pages
+(pdfium reads the page tree; about a millisecond a file) and answers
+``{"kind": "count", "job", "pages"}`` with ``pages`` null where it cannot; the ingest's time
+estimate uses these counts for files no reader has opened yet.
 """
 
 from __future__ import annotations
@@ -22,13 +27,41 @@ def _send(out, message: dict) -> None:
     out.flush()
 
 
-def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
+def _limit_memory(memory_bytes: int) -> None:
     try:
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     except (ImportError, ValueError, OSError):
         pass
+
+
+def count_pages(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
+    """Answer each job with its page count only (null for a file pdfium cannot open)."""
+    _limit_memory(memory_bytes)
+    import pypdfium2
+
+    source, out = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        header = source.readline()
+        if not header:
+            return 0
+        job = json.loads(header)
+        data = source.read(job["size"])
+        try:
+            document = pypdfium2.PdfDocument(data)
+            try:
+                pages = len(document)
+            finally:
+                document.close()
+        except Exception:  # noqa: BLE001 - a file pdfium cannot open is counted by its reader later
+            pages = None
+        del data
+        _send(out, {"kind": "count", "job": job["job"], "pages": pages})
+
+
+def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
+    _limit_memory(memory_bytes)
     import pypdf  # noqa: F401  (imported before the first file's time budget starts)
 
     from .pdf import extract_pdf
@@ -74,4 +107,4 @@ def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child proce
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(serve(int(sys.argv[1])))
+    sys.exit(count_pages(int(sys.argv[1])) if "--count" in sys.argv[2:] else serve(int(sys.argv[1])))

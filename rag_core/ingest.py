@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import queue
 import stat
 import subprocess
 import sys
@@ -459,6 +460,76 @@ class ExtractionPool:
         return results  # type: ignore[return-value]
 
 
+class PageCounter:
+    """Counts every file's pages before the readers get to it, for the time estimate.
+
+    A ``python -m rag_core.extract_worker --count`` child (the same memory limit as a reader)
+    asks pdfium for each file's page count, about a millisecond a file; a thread feeds it
+    and kills it when one answer takes longer than ``seconds_per_file`` (a hostile page
+    tree), leaving the files it did not count to be estimated from their size. Counts
+    arrive in :attr:`counts`, a queue of ``(job, pages)`` the caller drains.
+    """
+
+    def __init__(self, jobs: Sequence[tuple[str, bytes]], *, memory_mb: int = EXTRACT_MEMORY_MB,
+                 seconds_per_file: float = 2.0):
+        self.jobs = jobs
+        self.memory_bytes = int(memory_mb) * 1024 * 1024
+        self.seconds_per_file = float(seconds_per_file)
+        self.counts: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
+        self._process: subprocess.Popen | None = None
+        self._thread = threading.Thread(target=self._run, name="rag-core-page-counter", daemon=True)
+
+    def __enter__(self) -> PageCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        process = self._process
+        if process is not None and process.poll() is None:
+            process.kill()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[1])
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        try:
+            process = self._process = subprocess.Popen(
+                [sys.executable, "-m", "rag_core.extract_worker", str(self.memory_bytes), "--count"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)
+        except OSError:
+            return
+        try:
+            for job, (name, data) in enumerate(self.jobs):
+                header = {"job": job, "name": name, "size": len(data)}
+                process.stdin.write(json.dumps(header).encode() + b"\n")
+                process.stdin.write(data)
+                process.stdin.flush()
+                # the first answer also waits for the child's start (interpreter and pdfium)
+                timeout = self.seconds_per_file + (_STARTUP_S if job == 0 else 0.0)
+                if not wait([process.stdout], timeout=timeout):
+                    break
+                line = process.stdout.readline()
+                if not line:
+                    break
+                message = json.loads(line)
+                if isinstance(message.get("pages"), int) and message["pages"] > 0:
+                    self.counts.put((job, min(message["pages"], MAX_PDF_PAGES)))
+        except (OSError, ValueError):
+            pass
+        finally:
+            if process.poll() is None:
+                process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(5)
+            for pipe in (process.stdin, process.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+
+
 # --------------------------------------------------------------------------- rates for honest ETAs
 
 
@@ -515,6 +586,8 @@ class _Clock:
         self.extract_started: float | None = None
         self.first_page: tuple[float, int] | None = None  # (when, pages done then)
         self.file_bytes: dict[int, int] = {}  # the size of each file to read, by job
+        self.pages_counted: dict[int, int] = {}  # page counts of files before a reader opens them
+        self.counter: PageCounter | None = None
         self.stage = "read"
         self.current: str | None = None
 
@@ -539,10 +612,16 @@ class _Clock:
 
     def remaining(self) -> tuple[float, float]:
         """(seconds left, seconds done) of the whole call."""
-        known = list(self.pages_known.values())
-        unread = [b for job, b in self.file_bytes.items() if job not in self.pages_known]
-        if unread:  # files not opened yet: their pages from their size, at the rate of those opened
-            known_bytes = sum(self.file_bytes.get(job, 0) for job in self.pages_known)
+        if self.counter is not None:
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    job, pages = self.counter.counts.get_nowait()
+                    self.pages_counted[job] = pages
+        counted = {**self.pages_counted, **self.pages_known}  # a reader's count over the counter's
+        known = [counted[job] for job in self.file_bytes if job in counted] or list(self.pages_known.values())
+        unread = [b for job, b in self.file_bytes.items() if job not in counted]
+        if self.file_bytes:  # files neither opened nor counted: pages from their size, at the rate of the others
+            known_bytes = sum(b for job, b in self.file_bytes.items() if job in counted)
             per_byte = sum(known) / known_bytes if known and known_bytes else 1 / 50_000
             pages_total = sum(known) + per_byte * sum(unread)
         else:
@@ -669,9 +748,13 @@ def ingest_files(
 
         own_pool = pool is None
         pool = pool or ExtractionPool(workers=min(EXTRACT_WORKERS, len(uploads)))
+        jobs = [(u.name, u.data) for _, u in uploads]
+        counter = clock.counter = PageCounter(jobs) if len(jobs) > 1 and progress is not None else None
         try:
-            results = pool.run([(u.name, u.data) for _, u in uploads], on_event=on_event)
+            with counter or contextlib.nullcontext():
+                results = pool.run(jobs, on_event=on_event)
         finally:
+            clock.counter = None
             if own_pool:
                 pool.close()
         for (n, upload), extraction in zip(uploads, results, strict=True):

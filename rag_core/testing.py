@@ -29,7 +29,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> None:
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90, poll: float = 0.3) -> None:
     """Wait until the Streamlit server at ``url`` answers its health check (AssertionError if not)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -41,7 +41,7 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 90) -> Non
                     return
         except OSError:
             pass
-        time.sleep(0.3)
+        time.sleep(poll)
     raise AssertionError(f"streamlit did not answer on {url} within {timeout} s")
 
 

@@ -533,8 +533,24 @@ class PageCounter:
 # --------------------------------------------------------------------------- rates for honest ETAs
 
 
-_RATE_DEFAULTS = {"pages_per_s": 15.0, "chunks_per_page": 2.8, "embed_chunks_per_s": 12.0,
+# Until an ingest on this machine has measured them: pages a second per reader process, passages
+# a page, seconds of indexing a passage, and passages embedded a second by each bi-encoder variant
+# (measured on a 2-core CPU; the first ingest elsewhere replaces them with its own figures).
+_RATE_DEFAULTS = {"pages_per_s": 25.0, "chunks_per_page": 2.8, "embed_chunks_per_s": 15.0,
                   "index_s_per_chunk": 0.0015}
+_EMBED_DEFAULTS = {"onnx-int8": 28.0, "onnx-fp32": 18.0, "torch": 15.0}
+_EMBED_KEY = "embed_chunks_per_s:"  # + the encoder variant: each variant's rate is remembered apart
+
+
+def embed_rate_key(variant: str) -> str:
+    return _EMBED_KEY + variant
+
+
+def expected_embed_rate(rates: dict[str, float], variant: str | None) -> float:
+    """Passages a second the ``variant`` bi-encoder embedded here before (else a default)."""
+    if variant is None:
+        return rates["embed_chunks_per_s"]
+    return rates.get(embed_rate_key(variant), _EMBED_DEFAULTS.get(variant, rates["embed_chunks_per_s"]))
 
 
 def _rates_path() -> Path:
@@ -551,8 +567,8 @@ def measured_rates() -> dict[str, float]:
         saved = {}
     rates = dict(_RATE_DEFAULTS)
     if isinstance(saved, dict):
-        rates.update({k: float(v) for k, v in saved.items()
-                      if k in _RATE_DEFAULTS and isinstance(v, (int, float)) and v > 0})
+        rates.update({k: float(v) for k, v in saved.items() if (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY))
+                      and isinstance(v, (int, float)) and v > 0})
     return rates
 
 
@@ -560,7 +576,8 @@ def remember_rates(**rates: float) -> None:
     from .atomic import write_json_atomic
 
     current = measured_rates()
-    current.update({k: float(v) for k, v in rates.items() if v and v > 0 and k in _RATE_DEFAULTS})
+    current.update({k: float(v) for k, v in rates.items()
+                    if v and v > 0 and (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY))})
     try:
         _rates_path().parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(_rates_path(), current)
@@ -571,9 +588,11 @@ def remember_rates(**rates: float) -> None:
 class _Clock:
     """Estimates the time left from the work left and the rates seen so far."""
 
-    def __init__(self, n_files: int, workers: int, embed: bool, progress: Callable[[IngestProgress], None] | None):
+    def __init__(self, n_files: int, workers: int, embed: bool, progress: Callable[[IngestProgress], None] | None,
+                 encoder: str | None = None):
         self.started = time.perf_counter()
         self.rates = measured_rates()
+        self.encoder = encoder  # the bi-encoder variant that will embed, for its remembered rate
         self.n_files, self.workers, self.embed, self.callback = n_files, max(workers, 1), embed, progress
         self.files_done = 0
         self.pages_known: dict[int, int] = {}
@@ -608,7 +627,7 @@ class _Clock:
     def embed_rate(self) -> float:
         if self.embed_started is not None and self.embed_done - self.embed_base >= 16:
             return (self.embed_done - self.embed_base) / max(time.perf_counter() - self.embed_started, 1e-3)
-        return self.rates["embed_chunks_per_s"]
+        return expected_embed_rate(self.rates, self.encoder)
 
     def remaining(self) -> tuple[float, float]:
         """(seconds left, seconds done) of the whole call."""
@@ -659,6 +678,16 @@ class _Clock:
 # --------------------------------------------------------------------------- the pipeline
 
 
+def _planned_variant(settings: dict) -> str | None:
+    """The bi-encoder variant an embedding run will use (None if that cannot be told)."""
+    from .models import planned_encoder
+
+    try:
+        return planned_encoder(settings.get("encoder"))
+    except ValueError:
+        return None
+
+
 def _unique_source(name: str, taken: set[str]) -> str:
     if name not in taken:
         return name
@@ -707,8 +736,9 @@ def ingest_files(
     files = list(files)
     started = time.perf_counter()
     report = IngestReport(collection=name)
-    clock = _Clock(len(files), min(EXTRACT_WORKERS, max(len(files), 1)), embed == "now", progress)
     settings = store.read_settings(name)
+    clock = _Clock(len(files), min(EXTRACT_WORKERS, max(len(files), 1)), embed == "now", progress,
+                   encoder=_planned_variant(settings) if embed == "now" else None)
     known = {d["sha256"]: d["source"] for d in store.read_documents(name)}
 
     # 1. read, hash, skip what is already there
@@ -861,7 +891,7 @@ def embed_pending(
     done, then fold them into a new version. Returns at once when another process or
     thread is already doing it; a stopped or killed run is resumed by the next one."""
     from .dense import encode_passages
-    from .models import load_bi_encoder
+    from .models import encoder_variant, load_bi_encoder
 
     with store.embedding_slot(name) as mine:
         if not mine:
@@ -894,7 +924,8 @@ def embed_pending(
             elapsed = time.time() - started
             embedded = store.embedding_status(name).done - done_at_start
             if embedded >= 16 and elapsed > 0:
-                remember_rates(embed_chunks_per_s=embedded / elapsed)
+                rate = embedded / elapsed
+                remember_rates(**{"embed_chunks_per_s": rate, embed_rate_key(encoder_variant(model)): rate})
             store.fold_in_vectors(name)
             stopped = stop is not None and stop.is_set()  # asked to stop: the next run resumes
             store.write_embedding_progress(name, {"running": False, "stopped": stopped, "started": started})

@@ -60,6 +60,21 @@ def current_rss_mib() -> float:
     return float("nan")
 
 
+def mapped_rss_mib(under: str) -> dict[str, float]:
+    """Resident MiB of each kind of memory-mapped file under ``under`` (summed over segments)."""
+    sizes: dict[str, float] = {}
+    name = None
+    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            first = line.split(maxsplit=5)
+            if len(first) >= 5 and "-" in first[0] and ":" not in first[0]:  # a mapping's header line
+                path = first[5].strip() if len(first) == 6 else ""
+                name = Path(path).name if path.startswith(under) else None
+            elif name and line.startswith("Rss:"):
+                sizes[name] = sizes.get(name, 0.0) + int(line.split()[1]) / 1024
+    return {k: round(v, 1) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1]) if v >= 1}
+
+
 def folder_mib(path: Path) -> float:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
@@ -134,7 +149,7 @@ QUERY = r"""
 import json, os, re, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[3])
-from bench_million import current_rss_mib
+from bench_million import current_rss_mib, mapped_rss_mib
 from rag_core.library import Library
 from rag_core.retrieval import search, search_lexical
 from rag_core.exact import search_exact
@@ -156,13 +171,18 @@ def timed(fn):
 
 out = {"load_s": round(load_s, 2), "rss_after_load_mib": round(rss_loaded, 1),
        "segments": len(getattr(index, "parts", [index]))}
+phases = {"load": (current_rss_mib(), mapped_rss_mib(sys.argv[1]))}
 out["tfidf"] = timed(lambda q: search_lexical(q, index, 10, method="tfidf"))
 out["bm25"] = timed(lambda q: search_lexical(q, index, 10, method="bm25"))
+phases["lexical"] = (current_rss_mib(), mapped_rss_mib(sys.argv[1]))
 index.query_vector(queries[0])  # the model loads once, outside the timings
 out["hybrid"] = timed(lambda q: search(q, index, top=10, cross_encoder_model=""))
+phases["hybrid"] = (current_rss_mib(), mapped_rss_mib(sys.argv[1]))
 present = [w for w in ("dense retrieval", "randomized controlled trial", "gene expression", "copy17 ")]
 out["exact_present"] = timed(lambda q: search_exact(present[len(q) % len(present)], index, max_hits=10))
 out["exact_absent"] = timed(lambda q: search_exact("zyxwvut quokka", index, max_hits=10))
+phases["exact"] = (current_rss_mib(), mapped_rss_mib(sys.argv[1]))
+out["rss_by_phase"] = {k: {"rss_mib": round(v[0], 1), "mapped_files_mib": v[1]} for k, v in phases.items()}
 # what the searches cost in memory (before the recall check, whose exact products over every
 # vector no search does); file-backed pages are the memory-mapped index files (page cache)
 out["rss_after_searches_mib"] = round(current_rss_mib(), 1)
@@ -212,6 +232,9 @@ def main() -> int:
     parser.add_argument("--data-dir", help="build here (default: a temporary folder, removed at the end)")
     parser.add_argument("--keep", action="store_true", help="keep the data folder")
     parser.add_argument("--skip-build", action="store_true", help="use the collection already in --data-dir")
+    parser.add_argument("--build-only", action="store_true", help="build (into --data-dir) and stop")
+    parser.add_argument("--query-only", action="store_true", help="measure the searches only (the collection "
+                        "stays as built: no PDFs added)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     data_dir = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="rag-core-million-"))
@@ -219,11 +242,17 @@ def main() -> int:
     try:
         if not args.skip_build:
             report["build"] = build(data_dir, args.chunks)
+            if args.build_only:
+                print(json.dumps(report, indent=1))
+                return 0
         from rag_core.evaluation import load_beir
 
         queries = list(load_beir(SHARED / "scifact", "test").queries.values())[:60]
         log("querying in a fresh process")
         report["query"] = query(data_dir, queries)
+        if args.query_only:
+            print(json.dumps(report, indent=1))
+            return 0
         log("adding 10 PDFs")
         report["add_10_pdfs"] = add_pdfs(data_dir)
         report["query_after_adding"] = query(data_dir, queries[:20])

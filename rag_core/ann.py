@@ -11,6 +11,7 @@ query process maps it instead of reading it. Recall@10 against exact search is m
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,9 @@ class AnnIndex:
 
     def __init__(self, index):
         self._index = index
+        # one search at a time on a graph (usearch's per-index search state is not for concurrent
+        # callers); searches of different segments' graphs run in parallel
+        self._lock = threading.Lock()
 
     @classmethod
     def build(cls, vectors: np.ndarray, *, rows: np.ndarray | None = None, threads: int = 0) -> AnnIndex:
@@ -60,7 +64,8 @@ class AnnIndex:
         k = min(int(k), len(self._index))
         if k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        matches = self._index.search(np.asarray(query, dtype=np.float32), k)
+        with self._lock:
+            matches = self._index.search(np.asarray(query, dtype=np.float32), k)
         rows = np.asarray(matches.keys, dtype=np.int64)
         cosines = 1.0 - np.asarray(matches.distances, dtype=np.float32)  # usearch's "ip" distance is 1 - ip
         return rows, cosines

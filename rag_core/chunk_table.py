@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .mapped import release
+
 COLUMNS = ("source", "doc_id", "page_label", "doc_chunk", "start", "end", "page_start", "page_end", "present")
 _STRING_KEYS = ("source", "doc_id", "page_label")
 _INT_KEYS = ("doc_chunk", "start", "end", "page_start", "page_end")
@@ -230,6 +232,10 @@ class ChunkTable(Sequence):
     def utf8(self) -> tuple[memoryview, np.ndarray]:
         """Every text as one UTF-8 buffer (no copy) and the (n + 1) byte offsets into it."""
         return memoryview(self._text), self._offsets
+
+    def release_text(self) -> None:
+        """Drop the resident pages of the mapped texts (after a full scan; see :mod:`rag_core.mapped`)."""
+        release(self._text)
 
     def locate(self, byte_offset: int) -> int:
         """The chunk whose text holds the byte at ``byte_offset`` of :meth:`utf8`'s buffer."""

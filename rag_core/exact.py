@@ -838,6 +838,8 @@ def find_exact(
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break
+    if isinstance(chunks, ChunkTable) and mode in ("literal", "regex"):
+        chunks.release_text()  # the scan read the mapped texts: they need not stay resident
     return hits
 
 

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from .chunking import chunk_text
 from .dense import DEFAULT_LONG_TEXT, encode_passages, encode_query
 from .lexical import BM25Index, TfidfScorer, fit_tfidf
+from .mapped import read_rows
 from .models import load_bi_encoder
 
 if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     from .ann import AnnIndex
 from .settings import ANN_OVERFETCH, CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
 
@@ -87,6 +89,12 @@ class RagIndex:
             self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
         return self._tfidf_scorer.scores(query)
 
+    def tfidf_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        """TF-IDF cosines of ``rows`` only."""
+        if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
+            self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
+        return self._tfidf_scorer.scores_at(query, rows)
+
     def bm25_scores(self, query: str) -> np.ndarray:
         if self.bm25 is None:
             self.bm25 = BM25Index.build([index_text(c) for c in self.chunks])
@@ -137,7 +145,8 @@ class RagIndex:
         rows = np.asarray(rows, dtype=np.int64)
         if self.embeddings is None or not len(rows):
             return np.full(len(rows), np.nan, dtype=np.float32)
-        values = (np.asarray(self.embeddings[rows], dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
+        vectors = read_rows(self.embeddings, rows)  # a few rows: read, not mapped (rag_core.mapped)
+        values = (np.asarray(vectors, dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
         if self.dense_mask is not None:
             values[~self.dense_mask[rows]] = np.nan
         return values

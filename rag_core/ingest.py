@@ -542,6 +542,20 @@ _EMBED_DEFAULTS = {"onnx-int8": 28.0, "onnx-fp32": 18.0, "torch": 15.0}
 _EMBED_KEY = "embed_chunks_per_s:"  # + the encoder variant: each variant's rate is remembered apart
 
 
+# How many pages (passages) of work the remembered rate counts for against the rate measured in
+# this run: early measurements are rough (each file's first pages, the longest passages first),
+# so the estimate moves from the remembered rate to the measured one as the work goes on.
+_PRIOR_PAGES = 100
+_PRIOR_CHUNKS = 128
+
+
+def blended_rate(done: float, seconds: float, prior_rate: float, prior_weight: float) -> float:
+    """Work a second: ``done`` in ``seconds`` measured, plus ``prior_weight`` units at ``prior_rate``."""
+    if prior_rate <= 0:
+        return done / max(seconds, 1e-3)
+    return (done + prior_weight) / (max(seconds, 0.0) + prior_weight / prior_rate)
+
+
 def embed_rate_key(variant: str) -> str:
     return _EMBED_KEY + variant
 
@@ -613,10 +627,11 @@ class _Clock:
     def page_rate(self) -> float:
         """Pages per second, measured from the first page read (starting the reader processes
         is not reading: counted in, it made the early estimates 50% long), else remembered."""
-        done = sum(self.pages_done.values())
-        if self.first_page is not None and done - self.first_page[1] >= 20:
-            return (done - self.first_page[1]) / max(time.perf_counter() - self.first_page[0], 1e-3)
-        return self.rates["pages_per_s"] * self.workers
+        prior = self.rates["pages_per_s"] * self.workers
+        if self.first_page is None:
+            return prior
+        done = sum(self.pages_done.values()) - self.first_page[1]
+        return blended_rate(done, time.perf_counter() - self.first_page[0], prior, _PRIOR_PAGES)
 
     def page_read(self, job: int, done: int, total: int) -> None:
         self.pages_known[job] = total
@@ -625,9 +640,11 @@ class _Clock:
             self.first_page = (time.perf_counter(), sum(self.pages_done.values()))
 
     def embed_rate(self) -> float:
-        if self.embed_started is not None and self.embed_done - self.embed_base >= 16:
-            return (self.embed_done - self.embed_base) / max(time.perf_counter() - self.embed_started, 1e-3)
-        return expected_embed_rate(self.rates, self.encoder)
+        prior = expected_embed_rate(self.rates, self.encoder)
+        if self.embed_started is None:
+            return prior
+        return blended_rate(self.embed_done - self.embed_base, time.perf_counter() - self.embed_started, prior,
+                            _PRIOR_CHUNKS)
 
     def remaining(self) -> tuple[float, float]:
         """(seconds left, seconds done) of the whole call."""
@@ -799,7 +816,9 @@ def ingest_files(
             extracted[n] = (upload, extraction, chunks)
             clock.chunks_new += len(chunks)
         pages_read = sum(e.n_pages for _, e, _ in extracted.values())
-        seconds = time.perf_counter() - clock.extract_started
+        # measured from the first page read, as the clock measures it (not from starting the readers)
+        first = clock.first_page[0] if clock.first_page is not None else clock.extract_started
+        seconds = time.perf_counter() - first
         if pages_read >= 20:
             remember_rates(pages_per_s=pages_read / seconds / max(clock.workers, 1),
                            chunks_per_page=clock.chunks_new / max(pages_read, 1))
@@ -901,6 +920,7 @@ def embed_pending(
         started, done_at_start = time.time(), status.done
         total = status.total
         model = None
+        prior, rate_from = 0.0, started
         try:
             while not (stop is not None and stop.is_set()):
                 pending = store.pending_vectors(name)
@@ -908,20 +928,22 @@ def embed_pending(
                     break
                 if model is None:
                     model = load_bi_encoder(settings["embedding_model"], encoder=settings["encoder"])
+                    prior = expected_embed_rate(measured_rates(), encoder_variant(model))
+                    rate_from = time.time()  # loading the model is not embedding
                 status = store.embedding_status(name)
                 done, total = status.done, status.total
                 for doc in pending:
                     base = done
                     vectors = encode_passages(
                         model, list(doc.texts),
-                        progress=lambda k, _n, base=base, total=total: _report(
-                            store, name, base + k, total, started, done_at_start, progress))
+                        progress=lambda k, _n, base=base, total=total, prior=prior, rate_from=rate_from: _report(
+                            store, name, base + k, total, started, done_at_start, progress, prior, rate_from))
                     store.write_vectors(name, doc.key, vectors)
                     done += len(doc.texts)
-                    _report(store, name, done, total, started, done_at_start, progress)
+                    _report(store, name, done, total, started, done_at_start, progress, prior, rate_from)
                     if stop is not None and stop.is_set():
                         break
-            elapsed = time.time() - started
+            elapsed = time.time() - rate_from
             embedded = store.embedding_status(name).done - done_at_start
             if embedded >= 16 and elapsed > 0:
                 rate = embedded / elapsed
@@ -937,9 +959,10 @@ def embed_pending(
 
 
 def _report(store: CollectionStore, name: str, done: int, total: int, started: float, done_at_start: int,
-            progress: Callable[[int, int], None] | None) -> None:
-    elapsed = time.time() - started
-    rate = (done - done_at_start) / elapsed if elapsed > 0 else None
+            progress: Callable[[int, int], None] | None, prior_rate: float = 0.0,
+            rate_from: float | None = None) -> None:
+    elapsed = time.time() - (started if rate_from is None else rate_from)
+    rate = blended_rate(done - done_at_start, elapsed, prior_rate, _PRIOR_CHUNKS) if elapsed > 0 else None
     store.write_embedding_progress(name, {"running": True, "done": done, "total": total, "started": started,
                                           "rate": rate})
     if progress is not None:

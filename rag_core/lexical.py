@@ -6,12 +6,12 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import bm25s
 import numpy as np
 import scipy.sparse as sp
 import Stemmer
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from .settings import BM25_B, BM25_K1, TFIDF_MAX_FEATURES, TFIDF_NGRAM_RANGE
 
@@ -21,6 +21,9 @@ TFIDF_PARAMS = {
     "ngram_range": list(TFIDF_NGRAM_RANGE),
 }
 # k1 and b: see rag_core.settings. Lucene's BM25 variant, English Snowball stemming and stop words.
+if TYPE_CHECKING:  # scikit-learn (and scipy.stats under it) takes ~0.9 s to import: only when a TF-IDF is made
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
 BM25_DEFAULTS = {"k1": BM25_K1, "b": BM25_B, "method": "lucene", "stemmer": "english", "stopwords": "en"}
 
 
@@ -29,6 +32,8 @@ _TOKEN_SPLIT = re.compile(r"(?u)\b\w\w+\b").findall
 
 def make_tfidf_vectorizer() -> TfidfVectorizer:
     """English stop words, at most 20,000 features, word 1- and 2-grams (the contract)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     return TfidfVectorizer(
         stop_words=TFIDF_PARAMS["stop_words"],
         max_features=TFIDF_PARAMS["max_features"],
@@ -60,6 +65,8 @@ def tfidf_from_state(vocabulary: dict, idf: np.ndarray) -> TfidfVectorizer:
     """Rebuild a fitted vectorizer from :func:`tfidf_state`'s output."""
     if len(vocabulary) != len(idf):
         raise ValueError(f"TF-IDF vocabulary has {len(vocabulary)} terms but {len(idf)} idf weights")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     vectorizer = TfidfVectorizer(
         stop_words=TFIDF_PARAMS["stop_words"],
         ngram_range=tuple(TFIDF_PARAMS["ngram_range"]),
@@ -117,6 +124,29 @@ class TfidfScorer:
         rows = [indices[indptr[j]:indptr[j + 1]] for j in cols]
         vals = [data[indptr[j]:indptr[j + 1]] * w for j, w in zip(cols, weights, strict=True)]
         out = np.bincount(np.concatenate(rows), weights=np.concatenate(vals), minlength=n)
+        return out.astype(np.float32)
+
+    def scores_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        """The cosines of ``rows`` only (a BM25 or dense list needs ten, not a million): each
+        row is looked up in the query's posting lists, whose chunk numbers are sorted (a CSC
+        matrix made by ``tocsc``, as every stored and built index is)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.float64)
+        cols, weights = self.query_vector(query)
+        if cols.size == 0 or rows.size == 0:
+            return out.astype(np.float32)
+        if self._csc is None:
+            self._csc = self.matrix.tocsc()
+        indptr, indices, data = self._csc.indptr, self._csc.indices, self._csc.data
+        for j, w in zip(cols, weights, strict=True):
+            start, end = int(indptr[j]), int(indptr[j + 1])
+            if start == end:
+                continue
+            posting = indices[start:end]
+            at = np.searchsorted(posting, rows)
+            found = at < len(posting)
+            found[found] = posting[at[found]] == rows[found]
+            out[found] += float(w) * data[start + at[found]]
         return out.astype(np.float32)
 
 

@@ -320,6 +320,9 @@ def warm_up_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL) -> WarmUp:
 
         started = time.perf_counter()
         try:
+            # the TF-IDF side first (scikit-learn, ~0.9 s), which every search needs; pages do not import it
+            import sklearn.feature_extraction.text  # noqa: F401
+
             load_bi_encoder(name)
         except Exception as exc:  # noqa: BLE001 - reported through the state, not raised in a thread
             warm.error = str(exc)

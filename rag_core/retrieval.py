@@ -66,6 +66,13 @@ class QueryScores:
             self._cache["bm25"] = self.index.bm25_scores(self.query)
         return self._cache["bm25"]
 
+    def tfidf_at(self, rows: np.ndarray) -> np.ndarray:
+        """TF-IDF cosines of ``rows``: from the whole list when it was computed, else of those rows only."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if "tfidf" in self._cache or not hasattr(self.index, "tfidf_at"):
+            return self.tfidf[rows]
+        return self.index.tfidf_at(self.query, rows)
+
     def dense(self, embedding_model: str | None = None) -> np.ndarray:
         key = f"dense:{embedding_model or self.index.embedding_model}"
         if key not in self._cache:
@@ -113,11 +120,13 @@ def _ranked_order(scores: np.ndarray, top: int, mask: np.ndarray | None) -> np.n
 def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str] | None) -> list[LexicalRow]:
     if method not in LEXICAL_METHODS:
         raise ValueError(f"method must be one of {LEXICAL_METHODS}, got {method!r}")
-    index, cos = scores.index, scores.tfidf
-    values = cos if method == "tfidf" else scores.bm25
+    index = scores.index
+    values = scores.tfidf if method == "tfidf" else scores.bm25
     order = _ranked_order(values, top, _source_mask(index, sources))
     score_type = "cosine" if method == "tfidf" else "bm25"
-    return [_row(index, i, r, values[i], score_type, cos[i]) for r, i in enumerate(order, start=1)]
+    cos = scores.tfidf_at(order)  # a BM25 list needs the cosines of its rows only
+    ranked = enumerate(zip(order, cos, strict=True), start=1)
+    return [_row(index, i, r, values[i], score_type, c) for r, (i, c) in ranked]
 
 
 def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
@@ -136,8 +145,9 @@ def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model:
     else:
         dense = scores.dense(embedding_model)
         order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
-    cos = scores.tfidf
-    rows = [_row(index, i, r, dense[i], "dense_cosine", cos[i]) for r, i in enumerate(order, start=1)]
+    cos = scores.tfidf_at(order)
+    ranked = enumerate(zip(order, cos, strict=True), start=1)
+    rows = [_row(index, i, r, dense[i], "dense_cosine", c) for r, (i, c) in ranked]
     coverage = list(index.dense_coverage)
     for row in rows:
         row["dense_cosine"] = row["score"]

@@ -16,16 +16,31 @@ as the contract says.
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .chunk_table import chunk_sources_mask
+from .settings import SEGMENT_THREADS
 
 if TYPE_CHECKING:
     from .index import RagIndex
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _segment_pool() -> ThreadPoolExecutor:
+    """Threads that search segments side by side (shared by every segmented index of the process)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=SEGMENT_THREADS, thread_name_prefix="rag-core-segment")
+        return _pool
 
 
 class ConcatChunks(Sequence):
@@ -171,25 +186,33 @@ class SegmentedIndex:
     def dense_top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest chunks over every segment (each answers its own top ``k``)."""
         self._share_query_vector(query)
-        rows, cosines = [], []
-        for offset, part in zip(self.offsets, self.parts, strict=False):
-            if part.embeddings is None:
-                continue
-            r, c = part.dense_top(query, k)
-            rows.append(r + offset)
-            cosines.append(c)
+        parts = [(offset, part) for offset, part in zip(self.offsets, self.parts, strict=False)
+                 if part.embeddings is not None]
+        if SEGMENT_THREADS > 1 and sum(part.ann is not None for _, part in parts) > 1:
+            found = list(_segment_pool().map(lambda item: item[1].dense_top(query, k), parts))
+        else:
+            found = [part.dense_top(query, k) for _, part in parts]
+        rows = [r + offset for (offset, _), (r, _) in zip(parts, found, strict=True)]
+        cosines = [c for _, c in found]
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         rows_all, cos_all = np.concatenate(rows), np.concatenate(cosines)
         order = np.lexsort((rows_all, -cos_all))[:k]
         return rows_all[order], cos_all[order]
 
-    def dense_at(self, query: str, rows: np.ndarray) -> np.ndarray:
-        self._share_query_vector(query)
+    def _by_segment(self, rows: np.ndarray, fill: float, each) -> np.ndarray:
+        """``each(part, its rows)`` for the rows in every segment, put back in ``rows`` order."""
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.full(len(rows), np.nan, dtype=np.float32)
+        out = np.full(len(rows), fill, dtype=np.float32)
         segment = np.searchsorted(self.offsets, rows, side="right") - 1
         for k in np.unique(segment):
             at = segment == k
-            out[at] = self.parts[int(k)].dense_at(query, rows[at] - self.offsets[int(k)])
+            out[at] = each(self.parts[int(k)], rows[at] - self.offsets[int(k)])
         return out
+
+    def tfidf_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        return self._by_segment(rows, 0.0, lambda part, local: part.tfidf_at(query, local))
+
+    def dense_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        self._share_query_vector(query)
+        return self._by_segment(rows, np.nan, lambda part, local: part.dense_at(query, local))

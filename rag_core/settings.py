@@ -56,9 +56,11 @@ MAX_CHUNK_SIZE = 20_000
 # (docs/benchmarks.md, bench_million). Smaller indexes keep the exact product (a few ms).
 # A full segment ends at a document boundary, so it holds a little under SEGMENT_MAX_CHUNKS.
 ANN_MIN_CHUNKS = 90_000
-# Exact search scans the segments of a large collection this many at a time (RE2 releases the
-# GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here).
-EXACT_THREADS = max(1, min(2, os.cpu_count() or 1))
+# The segments of a large collection are searched this many at a time, by exact search (RE2
+# releases the GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here) and
+# by the dense stage (usearch releases it: 10 graphs of 100k took 28 ms where one thread took 50 ms).
+SEGMENT_THREADS = max(1, min(2, os.cpu_count() or 1))
+EXACT_THREADS = SEGMENT_THREADS
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 # Search breadth and candidates per segment, re-ordered by exact cosines. Measured on the 1M

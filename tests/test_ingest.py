@@ -219,8 +219,19 @@ def test_the_page_rate_is_measured_from_the_first_page_not_from_starting_the_rea
     assert clock.page_rate() == 20.0  # nothing read yet: the remembered rate, per reader
     clock.page_read(0, 1, 200)
     clock.first_page = (time.perf_counter() - 2.0, 1)
-    clock.page_read(0, 101, 200)
-    assert clock.page_rate() == pytest.approx(50.0, rel=0.05)  # 100 pages in 2 s, not 101 in 32 s
+    clock.page_read(0, 1001, 2000)
+    # 1,000 pages in 2 s (not 1,001 in 32 s), with the remembered rate's 100 pages at 20 pages/s
+    assert clock.page_rate() == pytest.approx(1100 / (2 + 100 / 20), rel=0.05)
+
+
+def test_the_rate_moves_from_the_remembered_one_to_the_measured_one():
+    """The first pages and the longest passages are slow: an early measured rate alone made the
+    upload's estimate 30-50% long until its end."""
+    assert ingest.blended_rate(0, 0.0, 20.0, 100) == 20.0
+    early = ingest.blended_rate(20, 2.0, 20.0, 100)  # 10 a second so far: mostly the remembered rate
+    late = ingest.blended_rate(2000, 200.0, 20.0, 100)
+    assert 15 < early < 20 and late == pytest.approx(10.0, rel=0.06)
+    assert ingest.blended_rate(50, 5.0, 0.0, 100) == 10.0  # nothing remembered: the measured rate
 
 
 def test_files_not_opened_yet_are_estimated_by_their_size(monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag_core import QueryError, search, search_dense, search_exact, search_lexical
@@ -162,3 +163,27 @@ def test_invalid_unicode_is_a_query_error_everywhere(index, query):
         with pytest.raises(QueryError, match="not valid text"):
             call()
     assert issubclass(QueryError, ValueError)
+
+
+def test_the_cosines_of_a_bm25_or_dense_list_equal_the_whole_tfidf_column(tmp_path):
+    """A BM25 list reads the TF-IDF cosines of its rows only (at a million passages the whole
+    column cost 8 ms a query); they must be the very numbers the whole column holds."""
+    from rag_core.index import build_index_from_chunks as build_index
+    from rag_core.retrieval import search_lexical
+    from rag_core.segments import SegmentedIndex
+
+    texts = [f"passage {i} about {'retrieval' if i % 3 else 'proteins'} and {'dense' if i % 2 else 'sparse'} "
+             f"vectors, retrieval augmented generation number {i % 7}" for i in range(60)]
+    chunks = [{"text": t, "source": f"doc{i // 10}.pdf"} for i, t in enumerate(texts)]
+    single = build_index(chunks, compute_embeddings=False)
+    segmented = SegmentedIndex([build_index(chunks[:25], compute_embeddings=False),
+                                build_index(chunks[25:], compute_embeddings=False)])
+    query = "dense retrieval vectors"
+    for index in (single, segmented):
+        whole = index.tfidf_scores(query)
+        rows = search_lexical(query, index, 20, method="bm25")
+        assert len(rows) == 20 and any(r["cosine"] > 0 for r in rows)
+        for row in rows:
+            assert row["cosine"] == pytest.approx(float(whole[row["chunk_index"]]), abs=1e-6)
+        picked = np.array([59, 0, 31, 7, 24, 25])
+        assert index.tfidf_at(query, picked) == pytest.approx(whole[picked], abs=1e-6)

@@ -471,3 +471,17 @@ def test_settings_with_a_local_cross_encoder(empty_dir, monkeypatch, tmp_path):
     assert load_preferences(empty_dir).cross_encoder_model == DEFAULT_CROSS_ENCODER_MODEL
     assert not any("reorders its pool" in n for n in notes(at, "success"))
     assert texts(at).count(DEFAULT_CROSS_ENCODER_MODEL) >= 2, "the page names the default model it now uses"
+
+
+def test_the_pages_import_no_heavy_library():
+    """A page's first run imports what it draws; scikit-learn (~0.9 s with scipy.stats) and torch
+    load in the background warm-up, so the first page is usable sooner after a start."""
+    import subprocess
+    import sys
+
+    script = ("import sys, pages.common.lab_ui, pages.common.state, pages.common.layout\n"
+              "import rag_core.comparison, rag_core.export, rag_core.lab.methods, rag_core.citation_view\n"
+              "print(sorted(m for m in ('torch', 'sklearn', 'scipy.stats', 'transformers') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

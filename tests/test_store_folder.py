@@ -252,6 +252,29 @@ def test_a_reader_retries_when_a_commit_replaces_its_version(copy, pdf_dir, monk
     assert calls and {c["source"] for c in index.chunks} == {SMALL, OTHER, THIRD}
 
 
+def test_a_reader_never_sees_vectors_missing_while_they_are_folded_in(copy, monkeypatch):
+    """Right after "every passage has its embedding", a search said "dense: 1,358 of 1,374":
+    the reader had resolved the version before the fold-in and found the vector files gone."""
+    store = copy.store
+    copy.add_pdfs("n", [copy.store.pdf_path("ok", copy.documents("ok")[0]["sha256"])], compute_embeddings=False)
+    for doc in store.pending_vectors("n"):
+        vectors = np.random.default_rng(0).standard_normal((len(doc.texts), 384)).astype(np.float32)
+        store.write_vectors("n", doc.key, vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    assert store.embedding_status("n").complete
+    real_overlay = store._with_written_vectors
+    calls = []
+
+    def racing_overlay(path, parts, record):
+        if not calls:
+            calls.append(path)
+            store.fold_in_vectors("n")  # a new version holds the vectors; their files are removed
+        return real_overlay(path, parts, record)
+
+    monkeypatch.setattr(store, "_with_written_vectors", racing_overlay)
+    index = store.load_index("n")
+    assert calls and index.dense_coverage == (len(index.chunks), len(index.chunks))
+
+
 def test_old_versions_stay_for_their_grace_period(copy, pdf_dir, monkeypatch):
     versions = collection(copy) / "versions"
     before = sorted(p.name for p in versions.iterdir())

@@ -538,6 +538,10 @@ class FolderStore(CollectionStore):
                         raise IndexFormatError(f"{folder.name}/{MANIFEST} was altered after it was written")
                     parts.append(load_index(folder, verify="full"))
                 parts = self._with_written_vectors(resolved.path, parts, record)
+                if attempt < _RETRIES - 1 and self._resolve(name).version != resolved.version:
+                    # vectors were folded into a new version meanwhile (and their files removed):
+                    # this version's overlay may lack some, read the new one
+                    continue
                 return parts[0] if len(parts) == 1 else SegmentedIndex(parts)
             except (CollectionError, IndexFormatError, OSError, ValueError) as exc:
                 if self._resolve(name).version != resolved.version and attempt < _RETRIES - 1:

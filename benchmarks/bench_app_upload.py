@@ -165,7 +165,8 @@ def main() -> int:
         embed_start = embed_lines[0][0] if embed_lines else searchable
         figures["embedding_estimate"] = estimate_errors([(t - embed_start, s) for t, s in embed_lines],
                                                         embedded - embed_start)
-        figures["progress_samples"] = {"upload": len(upload_lines), "embedding": len(embed_lines)}
+        figures["progress_lines"] = {"upload": [(round(t, 2), s) for t, s in upload_lines],
+                                     "embedding": [(round(t, 2), s) for t, s in embed_lines[::5]]}
 
         # 5. a cold start on the same folder
         server, url, figures["restart_server_answers_after_s"] = start_app(data)

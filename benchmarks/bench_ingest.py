@@ -1,6 +1,6 @@
 """Ingesting the 25 shared PDFs: searchable when, embedded when, and how honest the time estimate was.
 
-    python benchmarks/bench_ingest.py [--json] [--cold]
+    python benchmarks/bench_ingest.py [--json] [--cold] [--background]
 
 Runs ``Library.add_pdfs`` on ../shared/data/pdfs/ into a fresh data folder, exactly as
 ``rag-core ingest`` and the app do (extraction in two worker processes, the lexical commit,
@@ -13,7 +13,9 @@ then the embeddings), and records every progress event. Reports:
   left against the time that was really left (goal: within +-30% from 10% on).
 
 ``--cold`` forgets the rates remembered by earlier runs (the first estimate then comes from
-the built-in defaults).
+the built-in defaults). ``--background`` ingests as the app does (the call returns when the
+documents are searchable, the embeddings follow in a thread): the estimate checked is then
+that of the time to searchable, the one the app's upload bar shows.
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cold", action="store_true", help="forget the rates measured by earlier ingests")
+    parser.add_argument("--background", action="store_true", help="embed in the background, as the app does")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="rag-core-bench-ingest-"))
     if args.cold:
-        os.environ["RAG_CORE_CACHE_DIR"] = str(workdir / "cache")
+        os.environ["RAG_CORE_RATES_FILE"] = str(workdir / "rates.json")
     from rag_core.library import Library
     from rag_core.models import load_bi_encoder
 
@@ -47,8 +50,14 @@ def main() -> int:
     started = time.perf_counter()
     library = Library(workdir / "data")
     files = sorted(PDFS.glob("*.pdf"))
-    report = library.add_pdfs("papers", files, progress=lambda e: events.append((time.perf_counter() - started, e)))
+    report = library.add_pdfs("papers", files, progress=lambda e: events.append((time.perf_counter() - started, e)),
+                              embed="background" if args.background else "now")
     total = time.perf_counter() - started
+    if args.background:
+        from rag_core.ingest import wait_for_background_embedding
+
+        wait_for_background_embedding(library.store, "papers")
+    embedded_after = time.perf_counter() - started
     shutil.rmtree(workdir, ignore_errors=True)
     pages = sum(f.pages for f in report.files if f.ok)
     extract_done = max((t for t, e in events if e.stage in ("extract", "read")), default=0.0)
@@ -68,7 +77,7 @@ def main() -> int:
     figures = {
         "files": len(files), "added": len(report.added), "pages": pages, "chunks": report.chunks_added,
         "searchable_after_s": round(report.searchable_after_s or float("nan"), 1),
-        "embedded_after_s": round(total, 1),
+        "embedded_after_s": round(embedded_after, 1), "background": args.background,
         "extraction_pages_per_s": round(pages / extract_done, 1) if extract_done else None,
         "embedding_chunks_per_s": round(embedded / embed_s, 1) if embed_s == embed_s and embed_s > 0 else None,
         "eta": checkpoints, "load_average": os.getloadavg(), "date": time.strftime("%Y-%m-%d %H:%M"),

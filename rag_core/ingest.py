@@ -49,6 +49,7 @@ from .settings import (
     EXTRACT_WORKERS,
     MAX_PDF_BYTES,
     MAX_PDF_PAGES,
+    RATES_FILE_ENV,
     SEGMENT_MAX_CHUNKS,
 )
 from .store.base import CollectionStore, EmbeddingStatus
@@ -538,6 +539,10 @@ class PageCounter:
 # (measured on a 2-core CPU; the first ingest elsewhere replaces them with its own figures).
 _RATE_DEFAULTS = {"pages_per_s": 25.0, "chunks_per_page": 2.8, "embed_chunks_per_s": 15.0,
                   "index_s_per_chunk": 0.0015}
+# An index commit costs a fixed part (the lock, files written and synced) and a part per chunk
+# it indexes; a commit of fewer chunks than this says little about the second, so is not remembered.
+_INDEX_BASE_S = 0.25
+_INDEX_RATE_MIN_CHUNKS = 500
 _EMBED_DEFAULTS = {"onnx-int8": 28.0, "onnx-fp32": 18.0, "torch": 15.0}
 _EMBED_KEY = "embed_chunks_per_s:"  # + the encoder variant: each variant's rate is remembered apart
 
@@ -545,8 +550,13 @@ _EMBED_KEY = "embed_chunks_per_s:"  # + the encoder variant: each variant's rate
 # How many pages (passages) of work the remembered rate counts for against the rate measured in
 # this run: early measurements are rough (each file's first pages, the longest passages first),
 # so the estimate moves from the remembered rate to the measured one as the work goes on.
-_PRIOR_PAGES = 100
+_PRIOR_PAGES = 200
 _PRIOR_CHUNKS = 128
+
+
+def chunks_indexed(existing: float, new: float) -> float:
+    """Chunks a commit indexes: all of them (a refit) up to a segment, else the new ones (a new segment)."""
+    return new if existing + new > SEGMENT_MAX_CHUNKS else existing + new
 
 
 def blended_rate(done: float, seconds: float, prior_rate: float, prior_weight: float) -> float:
@@ -568,6 +578,8 @@ def expected_embed_rate(rates: dict[str, float], variant: str | None) -> float:
 
 
 def _rates_path() -> Path:
+    if os.environ.get(RATES_FILE_ENV):
+        return Path(os.environ[RATES_FILE_ENV])
     from platformdirs import user_cache_dir
 
     return Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("rag_core", appauthor=False)) / "rates.json"
@@ -599,6 +611,11 @@ def remember_rates(**rates: float) -> None:
         pass
 
 
+def _remember_index_rate(seconds: float, chunks: int) -> None:
+    if chunks >= _INDEX_RATE_MIN_CHUNKS:
+        remember_rates(index_s_per_chunk=max(seconds - _INDEX_BASE_S, 0.0) / chunks)
+
+
 class _Clock:
     """Estimates the time left from the work left and the rates seen so far."""
 
@@ -607,6 +624,7 @@ class _Clock:
         self.started = time.perf_counter()
         self.rates = measured_rates()
         self.encoder = encoder  # the bi-encoder variant that will embed, for its remembered rate
+        self.existing_chunks = 0  # chunks already in the collection: a commit refits them with the new ones
         self.n_files, self.workers, self.embed, self.callback = n_files, max(workers, 1), embed, progress
         self.files_done = 0
         self.pages_known: dict[int, int] = {}
@@ -669,7 +687,8 @@ class _Clock:
         extracting = self.stage in ("read", "extract")
         chunks_expected = pages_total * self.rates["chunks_per_page"] if extracting else self.chunks_new
         indexing = self.stage in ("read", "extract", "index")
-        index_left = chunks_expected * self.rates["index_s_per_chunk"] if indexing else 0.0
+        index_left = _INDEX_BASE_S + self.rates["index_s_per_chunk"] * chunks_indexed(
+            self.existing_chunks, chunks_expected) if indexing else 0.0
         embed_left = 0.0
         if self.embed:
             total = self.embed_total if self.embed_total is not None else chunks_expected
@@ -756,7 +775,9 @@ def ingest_files(
     settings = store.read_settings(name)
     clock = _Clock(len(files), min(EXTRACT_WORKERS, max(len(files), 1)), embed == "now", progress,
                    encoder=_planned_variant(settings) if embed == "now" else None)
-    known = {d["sha256"]: d["source"] for d in store.read_documents(name)}
+    documents = store.read_documents(name)
+    known = {d["sha256"]: d["source"] for d in documents}
+    clock.existing_chunks = sum(int(d.get("chunks", 0)) for d in documents)
 
     # 1. read, hash, skip what is already there
     slots: list[FileReport | None] = [None] * len(files)
@@ -859,7 +880,7 @@ def ingest_files(
                 report.version = store.append(name, documents=documents + new_docs, chunks=new_chunks,
                                               new_files=new_files)
                 report.chunks_added = len(new_chunks)
-                remember_rates(index_s_per_chunk=(time.perf_counter() - t_index) / max(len(new_chunks), 1))
+                _remember_index_rate(time.perf_counter() - t_index, len(new_chunks))
             elif new_docs:
                 index = store.load_index(name)
                 old_chunks = [] if index is None else list(index.chunks)
@@ -876,7 +897,7 @@ def ingest_files(
                 )
                 report.chunks_added = len(new_chunks)
                 total = len(old_chunks) + len(new_chunks)
-                remember_rates(index_s_per_chunk=(time.perf_counter() - t_index) / max(total, 1))
+                _remember_index_rate(time.perf_counter() - t_index, total)
         report.searchable_after_s = time.perf_counter() - started
     for slot in slots:
         if slot is not None:

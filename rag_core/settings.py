@@ -103,6 +103,7 @@ STORE_ENV = "RAG_CORE_STORE"
 ENCODER_ENV = "RAG_CORE_ENCODER"
 MODEL_CACHE_ENV = "RAG_CORE_MODEL_CACHE"
 CACHE_DIR_ENV = "RAG_CORE_CACHE_DIR"
+RATES_FILE_ENV = "RAG_CORE_RATES_FILE"
 EXTRACT_SECONDS_BASE_ENV = "RAG_CORE_EXTRACT_SECONDS_BASE"
 EXTRACT_SECONDS_PER_PAGE_ENV = "RAG_CORE_EXTRACT_SECONDS_PER_PAGE"
 EXTRACT_MEMORY_MB_ENV = "RAG_CORE_EXTRACT_MEMORY_MB"
@@ -134,6 +135,8 @@ ENVIRONMENT_VARIABLES = {
     STORE_ENV: "where collections live: a `postgresql://` URL for a shared store (default: the data folder)",
     CACHE_DIR_ENV: "where rag_core keeps machine-specific caches, such as the ingest rates behind its time "
     "estimates (default: ~/.cache/rag_core)",
+    RATES_FILE_ENV: "the file of ingest rates measured on this machine, behind the time estimates "
+    "(default: rates.json in the cache folder; the test suite keeps its own)",
     EXTRACT_SECONDS_BASE_ENV: "time budget for reading one PDF, before its pages are counted (default 15 s)",
     EXTRACT_SECONDS_PER_PAGE_ENV: "time budget added per page of a PDF (default 0.5 s; at most 600 s a file)",
     EXTRACT_MEMORY_MB_ENV: "memory limit of the process that reads one PDF (default 2048 MiB)",

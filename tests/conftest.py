@@ -17,6 +17,10 @@ from .support import SMALL_PDFS
 # The machine has no model hub: never wait on one, in this process or in subprocesses.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tiny test ingests must not become the rates behind a user's next time estimate (a 20-chunk
+# commit remembered as 15 ms a chunk made a real upload's estimate 2.5x long).
+os.environ["RAG_CORE_RATES_FILE"] = os.path.join(
+    os.environ.get("TMPDIR", "/tmp"), f"rag-core-test-rates-{os.getpid()}.json")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -208,7 +208,7 @@ def test_the_estimate_during_extraction_counts_the_chunks_of_pages_already_read(
     clock.pages_done = {0: 100, 1: 50}  # 150 of 200 pages read, nothing chunked yet
     left, _ = clock.remaining()
     # 50 pages to read (5 s at 10 pages/s) and 600 chunks to embed (20 s at 30 chunks/s)
-    assert left == pytest.approx(5 + 20, rel=0.01)
+    assert left == pytest.approx(5 + 20 + ingest._INDEX_BASE_S, rel=0.01)
 
 
 def test_the_page_rate_is_measured_from_the_first_page_not_from_starting_the_readers(monkeypatch):
@@ -220,8 +220,9 @@ def test_the_page_rate_is_measured_from_the_first_page_not_from_starting_the_rea
     clock.page_read(0, 1, 200)
     clock.first_page = (time.perf_counter() - 2.0, 1)
     clock.page_read(0, 1001, 2000)
-    # 1,000 pages in 2 s (not 1,001 in 32 s), with the remembered rate's 100 pages at 20 pages/s
-    assert clock.page_rate() == pytest.approx(1100 / (2 + 100 / 20), rel=0.05)
+    # 1,000 pages in 2 s (not 1,001 in 32 s), with the remembered rate counted as a few pages at 20 pages/s
+    prior = ingest._PRIOR_PAGES
+    assert clock.page_rate() == pytest.approx((1000 + prior) / (2 + prior / 20), rel=0.05)
 
 
 def test_the_rate_moves_from_the_remembered_one_to_the_measured_one():
@@ -244,7 +245,7 @@ def test_files_not_opened_yet_are_estimated_by_their_size(monkeypatch):
     clock.file_bytes = {0: 1_000_000, 1: 2_000_000, 2: 100_000}
     clock.page_read(0, 0, 100)  # 100 pages in 1 MB: 1 page per 10 KB
     left, _ = clock.remaining()
-    assert left == pytest.approx((100 + 200 + 10) / 10.0, rel=0.01)
+    assert left == pytest.approx((100 + 200 + 10) / 10.0 + ingest._INDEX_BASE_S, rel=0.01)
 
 
 def test_the_page_counter_counts_every_file_before_the_readers_open_it(pdf_dir):
@@ -272,10 +273,10 @@ def test_counted_pages_replace_the_size_guess(monkeypatch):
     clock.page_read(0, 0, 100)
     clock.pages_counted = {1: 15, 2: 123}  # a 15-page paper in 2 MB, a 123-page thesis in 100 KB
     left, _ = clock.remaining()
-    assert left == pytest.approx((100 + 15 + 123) / 10.0, rel=0.01)
+    assert left == pytest.approx((100 + 15 + 123) / 10.0 + ingest._INDEX_BASE_S, rel=0.01)
     clock.pages_counted = {1: 15}  # the thesis not counted: by size, at the pages per byte of the others
     left, _ = clock.remaining()
-    assert left == pytest.approx((100 + 15 + 115 / 3_000_000 * 100_000) / 10.0, rel=0.01)
+    assert left == pytest.approx((100 + 15 + 115 / 3_000_000 * 100_000) / 10.0 + ingest._INDEX_BASE_S, rel=0.01)
 
 
 def test_the_ingest_estimate_uses_the_counted_pages(tmp_path, pdf_dir, monkeypatch):
@@ -292,3 +293,26 @@ def test_the_ingest_estimate_uses_the_counted_pages(tmp_path, pdf_dir, monkeypat
     Library(tmp_path / "data").add_pdfs("c", [pdf_dir / OTHER, pdf_dir / SMALL], progress=lambda e: None,
                                         compute_embeddings=False)
     assert {0: 3, 1: 4} in seen
+
+
+def test_the_index_estimate_counts_the_chunks_a_commit_refits(monkeypatch):
+    """Adding a few PDFs to a collection refits every chunk in it (up to a segment); the estimate
+    counted the new chunks only. A tiny commit is not remembered as the per-chunk rate."""
+    monkeypatch.setattr(ingest, "measured_rates", lambda: {"pages_per_s": 10.0, "chunks_per_page": 1.0,
+                                                           "embed_chunks_per_s": 1e9, "index_s_per_chunk": 0.001})
+    clock = ingest._Clock(n_files=1, workers=1, embed=False, progress=None)
+    clock.stage, clock.chunks_new = "index", 100
+    left, _ = clock.remaining()
+    assert left == pytest.approx(ingest._INDEX_BASE_S + 0.1, rel=0.01)
+    clock.existing_chunks = 50_000  # refit with the new chunks
+    assert clock.remaining()[0] == pytest.approx(ingest._INDEX_BASE_S + 50.1, rel=0.01)
+    clock.existing_chunks = settings.SEGMENT_MAX_CHUNKS  # a new segment: the new chunks only
+    assert clock.remaining()[0] == pytest.approx(ingest._INDEX_BASE_S + 0.1, rel=0.01)
+
+
+def test_a_tiny_commit_is_not_remembered_as_the_index_rate(tmp_path, monkeypatch):
+    monkeypatch.setenv(settings.RATES_FILE_ENV, str(tmp_path / "rates.json"))
+    ingest._remember_index_rate(0.5, 20)
+    assert ingest.measured_rates()["index_s_per_chunk"] == ingest._RATE_DEFAULTS["index_s_per_chunk"]
+    ingest._remember_index_rate(ingest._INDEX_BASE_S + 2.0, 1000)
+    assert ingest.measured_rates()["index_s_per_chunk"] == pytest.approx(0.002)

@@ -275,6 +275,18 @@ def test_a_reader_never_sees_vectors_missing_while_they_are_folded_in(copy, monk
     assert calls and index.dense_coverage == (len(index.chunks), len(index.chunks))
 
 
+def test_vectors_computed_but_not_written_do_not_count_as_complete(copy):
+    """The page said "all embeddings ready" while the last document's vectors were still being
+    written, and the next search covered 1,358 of 1,374 passages."""
+    store = copy.store
+    total = store.embedding_status("ok").total
+    store.write_embedding_progress("ok", {"running": True, "done": total, "total": total,
+                                          "started": time.time(), "rate": 20.0})
+    status = store.embedding_status("ok")
+    assert status.running and status.done == total  # the progress bar is full...
+    assert not status.complete and status.written == 0  # ...but searches have no vector yet
+
+
 def test_old_versions_stay_for_their_grace_period(copy, pdf_dir, monkeypatch):
     versions = collection(copy) / "versions"
     before = sorted(p.name for p in versions.iterdir())

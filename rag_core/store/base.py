@@ -135,10 +135,14 @@ class EmbeddingStatus:
     updated: float | None = None
     error: str | None = None
     interrupted: bool = False  # a run started and stopped before the end (killed, or the app restarted)
+    # vectors written where searches read them (``done`` also counts those computed and not yet
+    # written, for a smooth progress bar); None: the same as ``done``
+    written: int | None = None
 
     @property
     def complete(self) -> bool:
-        return self.done >= self.total
+        """Every chunk has a vector that searches use (not merely computed)."""
+        return (self.done if self.written is None else self.written) >= self.total
 
     @property
     def eta_s(self) -> float | None:

@@ -966,7 +966,7 @@ class FolderStore(CollectionStore):
         interrupted = bool(progress.get("running") or progress.get("stopped")) and not running and done < total
         return EmbeddingStatus(
             done=max(done, min(in_memory, total)) if in_memory is not None else done, total=total,
-            interrupted=interrupted,
+            interrupted=interrupted, written=done,
             running=running, rate=progress.get("rate") if running and _is_number(progress.get("rate")) else None,
             started=progress.get("started") if _is_number(progress.get("started")) else None, updated=updated,
             error=progress.get("error") if isinstance(progress.get("error"), str) else None,

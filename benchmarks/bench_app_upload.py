@@ -79,7 +79,11 @@ def ask(page, query: str, expect) -> tuple[float, str]:
     page.get_by_role("button", name="Compare", exact=True).click()
     expect(page.get_by_text(f"Results for “{query}”")).to_be_visible(timeout=300_000)
     expect(page.locator('[data-testid="stDataFrame"]').nth(1)).to_be_visible(timeout=300_000)
-    return time.monotonic() - started, page.locator('[data-testid="stMain"]').inner_text()
+    seconds = time.monotonic() - started
+    # the page's text once the rerun is drawn: elements left from the run before are marked stale
+    # until then (one said "dense: 16 of 1,374 so far" next to the new, complete lists)
+    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=60_000)
+    return seconds, page.locator('[data-testid="stMain"]').inner_text()
 
 
 def main() -> int:

@@ -266,17 +266,21 @@ def collect_pdf_files(paths: Iterable[str | os.PathLike]) -> FolderScan:
 # --------------------------------------------------------------------------- extraction workers
 
 
+def _start_extract_worker(memory_bytes: int, *args: str) -> subprocess.Popen:
+    """``python -m rag_core.extract_worker MEMORY_BYTES [ARGS]`` with pipes to and from it."""
+    package_root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    return subprocess.Popen([sys.executable, "-m", "rag_core.extract_worker", str(memory_bytes), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                            close_fds=True)
+
+
 class _Worker:
     """One ``python -m rag_core.extract_worker`` child and the job it is on."""
 
     def __init__(self, memory_bytes: int):
-        package_root = str(Path(__file__).resolve().parents[1])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "rag_core.extract_worker", str(memory_bytes)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True,
-        )
+        self.process = _start_extract_worker(memory_bytes)
         self.buffer = b""
         self.job: int | None = None
         self.started = 0.0
@@ -494,13 +498,8 @@ class PageCounter:
         self._thread.join(5)
 
     def _run(self) -> None:
-        package_root = str(Path(__file__).resolve().parents[1])
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         try:
-            process = self._process = subprocess.Popen(
-                [sys.executable, "-m", "rag_core.extract_worker", str(self.memory_bytes), "--count"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)
+            process = self._process = _start_extract_worker(self.memory_bytes, "--count")
         except OSError:
             return
         try:

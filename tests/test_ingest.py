@@ -181,7 +181,7 @@ def test_progress_events_and_an_honest_eta(tmp_path, pdf_dir):
 
 
 def test_rates_are_remembered_for_the_next_estimate(tmp_path, monkeypatch):
-    monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(settings.RATES_FILE_ENV, str(tmp_path / "rates.json"))
     ingest.remember_rates(pages_per_s=42.0, embed_chunks_per_s=-1)
     rates = ingest.measured_rates()
     assert rates["pages_per_s"] == 42.0 and rates["embed_chunks_per_s"] == ingest._RATE_DEFAULTS["embed_chunks_per_s"]
@@ -189,7 +189,7 @@ def test_rates_are_remembered_for_the_next_estimate(tmp_path, monkeypatch):
 
 def test_each_encoder_variant_remembers_its_own_embedding_rate(tmp_path, monkeypatch):
     """A first upload with int8 ONNX was estimated at the torch rate (the estimate at 10% was 2.3x long)."""
-    monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv(settings.RATES_FILE_ENV, str(tmp_path / "rates.json"))
     rates = ingest.measured_rates()
     assert ingest.expected_embed_rate(rates, "onnx-int8") > ingest.expected_embed_rate(rates, "torch")
     ingest.remember_rates(**{ingest.embed_rate_key("torch"): 300.0})  # a GPU

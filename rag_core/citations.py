@@ -65,7 +65,7 @@ NEAR_MAX_CHANGED_SHARE = 0.25
 # related: the best sentence of a close passage is at least this close in meaning (cosine of
 # all-MiniLM-L6-v2 embeddings), or, in a collection without embeddings, shares at least this
 # TF-IDF cosine. Chosen on the labelled set (docs/citations.md).
-RELATED_MIN_MEANING = 0.58
+RELATED_MIN_MEANING = 0.55
 RELATED_MIN_LEXICAL = 0.35
 
 # Passages whose best sentence is compared in meaning with the statement (the related verdict).
@@ -165,7 +165,11 @@ _ABBREVIATIONS = frozenset({
     "e.g", "i.e", "al", "fig", "figs", "eq", "eqs", "sec", "secs", "cf", "vs", "resp", "approx", "ref", "refs",
     "no", "nos", "vol", "ch", "tab", "etc", "dr", "prof", "mr", "ms", "st",
 })
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])|\n\s*\n")
+# List bullets start a sentence too: "Our contributions are as follows: • We identified ... • We propose"
+# read as one 60-word "sentence" hid the claim a paraphrase cited.
+_BULLETS = "\u2022\u25e6\u25aa\u2023\u2043\u2219\u25cf"
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])|\n\s*\n"
+                             rf"|\s*[{_BULLETS}]\s+")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
@@ -174,7 +178,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _SENTENCE_BREAK.finditer(text):
-        if not m.group().startswith("\n"):  # after . ! or ?: not after an abbreviation or an initial
+        if not m.group().startswith("\n") and not any(ch in _BULLETS for ch in m.group()):
+            # after . ! or ?: not after an abbreviation or an initial
             before = text[start:m.start()].split()
             word = before[-1].rstrip(".!?\"'\u201d\u2019)]").lower() if before else ""
             if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):

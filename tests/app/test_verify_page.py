@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from rag_core.citations import RELATED_MIN_MEANING
 from rag_core.cli import main
 
 from .manuscript import BERT, DPR, REFERENCES
@@ -144,7 +145,7 @@ def test_related_marks_the_best_sentence_and_says_what_the_score_means(built_dat
     [related] = notes(at, "info")
     assert related.startswith("related — Not found word for word") and "read them to judge" in related
     assert "Passages close in meaning" in [s.value for s in at.subheader]
-    assert "0.58 or more counts as related" in shown(at) and "read it and judge" in shown(at)
+    assert f"{RELATED_MIN_MEANING:.2f} or more counts as related" in shown(at) and "read it and judge" in shown(at)
     assert re.search(r"Best sentence \(marked\): meaning 0\.\d\d", shown(at))
     assert all('<mark class="rc-hit">' in p for p in passages(at))
     assert at.image, "the best passage's page is shown with its sentence marked"

@@ -89,6 +89,7 @@ class TfidfScorer:
         self._csc: sp.csc_matrix | None = self.matrix if self.matrix.format == "csc" else None
         self._analyzer = None
         self._idf: np.ndarray | None = None
+        self._sorted: bool | None = None  # whether each posting list's chunk numbers are in order
 
     def query_vector(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """Column indices and unit-normalised TF-IDF weights of the query.
@@ -128,8 +129,8 @@ class TfidfScorer:
 
     def scores_at(self, query: str, rows: np.ndarray) -> np.ndarray:
         """The cosines of ``rows`` only (a BM25 or dense list needs ten, not a million): each
-        row is looked up in the query's posting lists, whose chunk numbers are sorted (a CSC
-        matrix made by ``tocsc``, as every stored and built index is)."""
+        row is looked up in the query's posting lists by binary search (their chunk numbers are
+        in order in every index made by ``tocsc``; any other gets the whole column)."""
         rows = np.asarray(rows, dtype=np.int64)
         out = np.zeros(len(rows), dtype=np.float64)
         cols, weights = self.query_vector(query)
@@ -137,6 +138,10 @@ class TfidfScorer:
             return out.astype(np.float32)
         if self._csc is None:
             self._csc = self.matrix.tocsc()
+        if self._sorted is None:  # checked once (scipy scans the posting lists in C)
+            self._sorted = bool(self._csc.has_sorted_indices)
+        if not self._sorted:
+            return self.scores(query)[rows]
         indptr, indices, data = self._csc.indptr, self._csc.indices, self._csc.data
         for j, w in zip(cols, weights, strict=True):
             start, end = int(indptr[j]), int(indptr[j + 1])

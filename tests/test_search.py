@@ -187,3 +187,25 @@ def test_the_cosines_of_a_bm25_or_dense_list_equal_the_whole_tfidf_column(tmp_pa
             assert row["cosine"] == pytest.approx(float(whole[row["chunk_index"]]), abs=1e-6)
         picked = np.array([59, 0, 31, 7, 24, 25])
         assert index.tfidf_at(query, picked) == pytest.approx(whole[picked], abs=1e-6)
+
+
+def test_tfidf_at_with_posting_lists_out_of_order():
+    """A CSC matrix whose chunk numbers are not in order (not made by tocsc) still gives the right cosines."""
+    import scipy.sparse as sp
+
+    from rag_core.lexical import TfidfScorer, fit_tfidf
+
+    texts = [f"dense retrieval {'of proteins' if i % 2 else 'with vectors'} number {i}" for i in range(12)]
+    vectorizer, matrix = fit_tfidf(texts)
+    csc = matrix.tocsc()
+    shuffled = csc.copy()
+    for j in range(shuffled.shape[1]):  # reverse each column's entries
+        a, b = shuffled.indptr[j], shuffled.indptr[j + 1]
+        shuffled.indices[a:b] = shuffled.indices[a:b][::-1].copy()
+        shuffled.data[a:b] = shuffled.data[a:b][::-1].copy()
+    shuffled.has_sorted_indices = False
+    rows = np.array([11, 0, 5, 6])
+    want = TfidfScorer(vectorizer, csc).scores("dense vectors")[rows]
+    assert TfidfScorer(vectorizer, shuffled).scores_at("dense vectors", rows) == pytest.approx(want, abs=1e-6)
+    assert TfidfScorer(vectorizer, csc).scores_at("dense vectors", rows) == pytest.approx(want, abs=1e-6)
+    assert sp.issparse(shuffled)

@@ -19,6 +19,7 @@ from .settings import (
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_FUSION,
+    DEFAULT_FUSION_WEIGHTS,
     DEFAULT_POOL,
     DEFAULT_RRF_K,
     DEFAULT_WITH_BM25,
@@ -153,6 +154,21 @@ def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model:
         row["dense_cosine"] = row["score"]
         row["dense_coverage"] = coverage
     return rows
+
+
+def covered_fusion_weights(index: RagIndex, weights: dict[str, float] | None) -> dict[str, float] | None:
+    """The fusion weights, the dense list's scaled by the share of chunks that have a vector.
+
+    While vectors are still being computed the dense list ranks only those chunks (at first a
+    few of one document), and min-max scaling puts the best of them level with the best
+    lexical find: right after an upload an unrelated passage (TF-IDF cosine 0, dense cosine
+    0.11, the closest of 16 embedded ones) came first. Its say now grows with its coverage.
+    """
+    if index.embeddings is None or index.dense_mask is None:
+        return weights
+    done, total = index.dense_coverage
+    merged = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
+    return {**merged, "dense": merged.get("dense", 0.0) * done / max(total, 1)}
 
 
 def _with_vectors(index: RagIndex, mask: np.ndarray | None) -> np.ndarray | None:
@@ -340,7 +356,8 @@ def search_with_scores(
         ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
-        fused = fuse_candidates(first_stage, ranks, candidates, weights=fusion_weights, rrf_k=rrf_k, kind=fusion)
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, fusion_weights),
+                                rrf_k=rrf_k, kind=fusion)
         ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
         score_type = fusion_score_type(fusion)
         if fusion != DEFAULT_FUSION:  # the cached status names the default fusion

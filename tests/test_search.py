@@ -209,3 +209,29 @@ def test_tfidf_at_with_posting_lists_out_of_order():
     assert TfidfScorer(vectorizer, shuffled).scores_at("dense vectors", rows) == pytest.approx(want, abs=1e-6)
     assert TfidfScorer(vectorizer, csc).scores_at("dense vectors", rows) == pytest.approx(want, abs=1e-6)
     assert sp.issparse(shuffled)
+
+
+def test_a_dense_list_over_a_few_embedded_chunks_does_not_outrank_the_lexical_finds():
+    """Right after an upload 16 of 1,374 passages had vectors; min-max scaling put the closest of
+    those 16 (TF-IDF cosine 0, an unrelated paper) first in the hybrid list."""
+    from rag_core.index import build_index_from_chunks
+
+    words = ["retrieval", "augmented", "generation", "retrieved", "passages"]
+    texts = [" ".join(words[: 1 + i % 5]) + f" and other words, note {i}" for i in range(20)]  # graded matches
+    texts += [f"ultra high vacuum preparation chamber for the microscope tip, part {i}" for i in range(20)]
+    chunks = [{"text": t, "source": f"d{i // 20}.pdf"} for i, t in enumerate(texts)]
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((40, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = build_index_from_chunks(chunks, embeddings=vectors)
+    query = "how does retrieval augmented generation use retrieved passages"
+    index._query_vector = ((query, index.embedding_model, index.encoder), vectors[25])  # closest: chunk 25
+    mask = np.zeros(40, dtype=bool)
+    mask[20:24] = True  # only four chunks of the unrelated document have vectors so far
+    mask[25] = True
+    index.dense_mask = mask
+    top = [r["chunk_index"] for r in search(query, index, top=5, cross_encoder_model="")]
+    assert all(i < 20 for i in top), top  # the lexical finds lead; the unrelated chunk is not in the top 5
+    index.dense_mask = None  # every chunk has its vector: the dense list has its full say again
+    rows = search(query, index, top=40, cross_encoder_model="")
+    assert rows[0]["chunk_index"] < 20 and 25 in [r["chunk_index"] for r in rows[:25]]

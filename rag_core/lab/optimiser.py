@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fusion import fuse_candidates
-from ..retrieval import pool_candidates
+from ..retrieval import covered_fusion_weights, pool_candidates
 from .config import SearchConfig
 from .judgments import Judgments, passages_of
 from .metrics import Estimate, PairedTest, has_relevant, mean_ci, paired_test, query_metrics
@@ -108,8 +108,8 @@ class QueryScores:
         scores, ranks, candidates = self._pool(config.pool, config.lexical)
         if not candidates:
             return []
-        fused = fuse_candidates(scores, ranks, candidates, weights=kwargs["fusion_weights"], rrf_k=config.rrf_k,
-                                kind=config.fusion)
+        weights = covered_fusion_weights(self.index, kwargs["fusion_weights"])
+        fused = fuse_candidates(scores, ranks, candidates, weights=weights, rrf_k=config.rrf_k, kind=config.fusion)
         return sorted(candidates, key=lambda i: (-fused[i], i))[:k]
 
 

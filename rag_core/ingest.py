@@ -598,11 +598,20 @@ def measured_rates() -> dict[str, float]:
 
 
 def remember_rates(**rates: float) -> None:
+    """Fold newly measured rates into the remembered ones: the mean of the two, so one unusual
+    ingest (another program busy, a commit three times slower than the last) moves the next
+    estimate half way; a rate measured for the first time is taken as it is."""
     from .atomic import write_json_atomic
 
     current = measured_rates()
-    current.update({k: float(v) for k, v in rates.items()
-                    if v and v > 0 and (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY))})
+    try:
+        saved = json.loads(_rates_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        saved = {}
+    saved = saved if isinstance(saved, dict) else {}
+    for k, v in rates.items():
+        if v and v > 0 and (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY)):
+            current[k] = (current[k] + float(v)) / 2 if k in saved and k in current else float(v)
     try:
         _rates_path().parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(_rates_path(), current)

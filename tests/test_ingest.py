@@ -316,3 +316,13 @@ def test_a_tiny_commit_is_not_remembered_as_the_index_rate(tmp_path, monkeypatch
     assert ingest.measured_rates()["index_s_per_chunk"] == ingest._RATE_DEFAULTS["index_s_per_chunk"]
     ingest._remember_index_rate(ingest._INDEX_BASE_S + 2.0, 1000)
     assert ingest.measured_rates()["index_s_per_chunk"] == pytest.approx(0.002)
+
+
+def test_a_new_measurement_moves_the_remembered_rate_half_way(tmp_path, monkeypatch):
+    """One unusual ingest (a commit three times slower than the last) must not make the next
+    estimate three times too long."""
+    monkeypatch.setenv(settings.RATES_FILE_ENV, str(tmp_path / "rates.json"))
+    ingest.remember_rates(pages_per_s=40.0)
+    assert ingest.measured_rates()["pages_per_s"] == 40.0  # the first measurement, as it is
+    ingest.remember_rates(pages_per_s=20.0)
+    assert ingest.measured_rates()["pages_per_s"] == 30.0

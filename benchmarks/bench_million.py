@@ -62,16 +62,11 @@ def current_rss_mib() -> float:
 
 def mapped_rss_mib(under: str) -> dict[str, float]:
     """Resident MiB of each kind of memory-mapped file under ``under`` (summed over segments)."""
+    from rag_core.testing import resident_kib
+
     sizes: dict[str, float] = {}
-    name = None
-    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            first = line.split(maxsplit=5)
-            if len(first) >= 5 and "-" in first[0] and ":" not in first[0]:  # a mapping's header line
-                path = first[5].strip() if len(first) == 6 else ""
-                name = Path(path).name if path.startswith(under) else None
-            elif name and line.startswith("Rss:"):
-                sizes[name] = sizes.get(name, 0.0) + int(line.split()[1]) / 1024
+    for path, kib in resident_kib(under).items():
+        sizes[Path(path).name] = sizes.get(Path(path).name, 0.0) + kib / 1024
     return {k: round(v, 1) for k, v in sorted(sizes.items(), key=lambda kv: -kv[1]) if v >= 1}
 
 

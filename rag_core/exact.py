@@ -41,7 +41,6 @@ from .chunk_table import ChunkTable, chunk_sources_mask
 from .chunking import page_at
 from .errors import RagCoreError
 from .query import check_unicode
-from .settings import EXACT_THREADS
 from .types import ExactHit
 
 __all__ = [
@@ -845,10 +844,10 @@ def find_exact(
 
 def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context: int,
                       sources: Collection[str] | None) -> list[ExactHit]:
-    """:func:`find_exact` over each segment, ``EXACT_THREADS`` segments at a time (RE2 and
+    """:func:`find_exact` over each segment, ``SEGMENT_THREADS`` segments at a time (RE2 and
     ``bytes.find`` release the GIL), the hits put back in chunk order; segments after the one
     that fills ``max_hits`` are not scanned."""
-    from concurrent.futures import ThreadPoolExecutor
+    from .segments import segment_pool
 
     def one(offset: int, part) -> list[ExactHit]:
         found = find_exact(pattern, part, mode=mode, max_hits=max_hits, context=context, sources=sources)
@@ -858,16 +857,15 @@ def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context
 
     segments = list(zip(chunks.offsets, chunks.parts, strict=False))
     hits: list[ExactHit] = []
-    with ThreadPoolExecutor(max_workers=max(1, min(EXACT_THREADS, len(segments)))) as pool:
-        futures = [pool.submit(one, offset, part) for offset, part in segments]
-        try:
-            for future in futures:
-                hits.extend(future.result())
-                if len(hits) >= max_hits:
-                    break
-        finally:
-            for future in futures:
-                future.cancel()  # the segments not started yet
+    futures = [segment_pool().submit(one, offset, part) for offset, part in segments]
+    try:
+        for future in futures:
+            hits.extend(future.result())
+            if len(hits) >= max_hits:
+                break
+    finally:
+        for future in futures:
+            future.cancel()  # the segments not started yet
     for hit in hits:
         hit["truncated"] = False
     if len(hits) >= max_hits:

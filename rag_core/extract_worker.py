@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterator
 
 
 def _send(out, message: dict) -> None:
@@ -36,18 +37,23 @@ def _limit_memory(memory_bytes: int) -> None:
         pass
 
 
+def _jobs(source) -> Iterator[tuple[dict, bytes]]:
+    """``(header, file bytes)`` of each job on ``source``, until it closes."""
+    while True:
+        header = source.readline()
+        if not header:
+            return
+        job = json.loads(header)
+        yield job, source.read(job["size"])
+
+
 def count_pages(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
     """Answer each job with its page count only (null for a file pdfium cannot open)."""
     _limit_memory(memory_bytes)
     import pypdfium2
 
-    source, out = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        header = source.readline()
-        if not header:
-            return 0
-        job = json.loads(header)
-        data = source.read(job["size"])
+    out = sys.stdout.buffer
+    for job, data in _jobs(sys.stdin.buffer):
         try:
             document = pypdfium2.PdfDocument(data)
             try:
@@ -58,6 +64,7 @@ def count_pages(memory_bytes: int) -> int:  # pragma: no cover - runs in a child
             pages = None
         del data
         _send(out, {"kind": "count", "job": job["job"], "pages": pages})
+    return 0
 
 
 def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child process
@@ -66,13 +73,8 @@ def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child proce
 
     from .pdf import extract_pdf
 
-    source, out = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        header = source.readline()
-        if not header:
-            return 0
-        job = json.loads(header)
-        data = source.read(job["size"])
+    out = sys.stdout.buffer
+    for job, data in _jobs(sys.stdin.buffer):
         job_id = job["job"]
         _send(out, {"kind": "start", "job": job_id})
         last = [0.0]
@@ -104,6 +106,7 @@ def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child proce
         except MemoryError:
             _send(out, {"kind": "done", "job": job_id, "result": {
                 "status": "too_large", "n_pages": 0, "reason": "The text of this PDF is too large to pass on."}})
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -84,16 +84,17 @@ class RagIndex:
         """Distinct sources, in the order they first appear."""
         return list(dict.fromkeys(c["source"] for c in self.chunks))
 
-    def tfidf_scores(self, query: str) -> np.ndarray:
+    def _tfidf(self) -> TfidfScorer:
         if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
             self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
-        return self._tfidf_scorer.scores(query)
+        return self._tfidf_scorer
+
+    def tfidf_scores(self, query: str) -> np.ndarray:
+        return self._tfidf().scores(query)
 
     def tfidf_at(self, query: str, rows: np.ndarray) -> np.ndarray:
         """TF-IDF cosines of ``rows`` only."""
-        if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
-            self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
-        return self._tfidf_scorer.scores_at(query, rows)
+        return self._tfidf().scores_at(query, rows)
 
     def bm25_scores(self, query: str) -> np.ndarray:
         if self.bm25 is None:

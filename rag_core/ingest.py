@@ -584,17 +584,25 @@ def _rates_path() -> Path:
     return Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir("rag_core", appauthor=False)) / "rates.json"
 
 
-def measured_rates() -> dict[str, float]:
-    """Rates measured by earlier ingests on this machine (defaults where none were)."""
+def _is_rate_key(key: str) -> bool:
+    return key in _RATE_DEFAULTS or key.startswith(_EMBED_KEY)
+
+
+def _saved_rates() -> dict[str, float]:
+    """The rates an earlier ingest measured here (valid entries of the rates file only)."""
     try:
         saved = json.loads(_rates_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        saved = {}
-    rates = dict(_RATE_DEFAULTS)
-    if isinstance(saved, dict):
-        rates.update({k: float(v) for k, v in saved.items() if (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY))
-                      and isinstance(v, (int, float)) and v > 0})
-    return rates
+        return {}
+    if not isinstance(saved, dict):
+        return {}
+    return {k: float(v) for k, v in saved.items()
+            if _is_rate_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0}
+
+
+def measured_rates() -> dict[str, float]:
+    """Rates measured by earlier ingests on this machine (defaults where none were)."""
+    return {**_RATE_DEFAULTS, **_saved_rates()}
 
 
 def remember_rates(**rates: float) -> None:
@@ -603,15 +611,11 @@ def remember_rates(**rates: float) -> None:
     estimate half way; a rate measured for the first time is taken as it is."""
     from .atomic import write_json_atomic
 
-    current = measured_rates()
-    try:
-        saved = json.loads(_rates_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        saved = {}
-    saved = saved if isinstance(saved, dict) else {}
+    saved = _saved_rates()
+    current = {**_RATE_DEFAULTS, **saved}
     for k, v in rates.items():
-        if v and v > 0 and (k in _RATE_DEFAULTS or k.startswith(_EMBED_KEY)):
-            current[k] = (current[k] + float(v)) / 2 if k in saved and k in current else float(v)
+        if v and v > 0 and _is_rate_key(k):
+            current[k] = (saved[k] + float(v)) / 2 if k in saved else float(v)
     try:
         _rates_path().parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(_rates_path(), current)

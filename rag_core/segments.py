@@ -34,7 +34,7 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def _segment_pool() -> ThreadPoolExecutor:
+def segment_pool() -> ThreadPoolExecutor:
     """Threads that search segments side by side (shared by every segmented index of the process)."""
     global _pool
     with _pool_lock:
@@ -189,7 +189,7 @@ class SegmentedIndex:
         parts = [(offset, part) for offset, part in zip(self.offsets, self.parts, strict=False)
                  if part.embeddings is not None]
         if SEGMENT_THREADS > 1 and sum(part.ann is not None for _, part in parts) > 1:
-            found = list(_segment_pool().map(lambda item: item[1].dense_top(query, k), parts))
+            found = list(segment_pool().map(lambda item: item[1].dense_top(query, k), parts))
         else:
             found = [part.dense_top(query, k) for _, part in parts]
         rows = [r + offset for (offset, _), (r, _) in zip(parts, found, strict=True)]

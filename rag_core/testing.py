@@ -125,3 +125,19 @@ def digest_differences(expected: dict, actual: dict) -> list[str]:
         if pages or len(want["pages"]) != len(got["pages"]):
             found.append(f"{name}: cleaned text differs on page(s) {pages}")
     return found
+
+
+def resident_kib(under: str | Path) -> dict[str, int]:
+    """Resident KiB of each file under ``under`` that this process maps (Linux ``/proc/self/smaps``)."""
+    under = str(under)
+    sizes: dict[str, int] = {}
+    path = None
+    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            fields = line.split(maxsplit=5)
+            if len(fields) >= 5 and "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+                name = fields[5].strip() if len(fields) == 6 else ""
+                path = name if name.startswith(under) else None
+            elif path and line.startswith("Rss:"):
+                sizes[path] = sizes.get(path, 0) + int(line.split()[1])
+    return sizes

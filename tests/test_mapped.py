@@ -8,20 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_core import mapped
+from rag_core import mapped, testing
 
 
 def resident_kib(path: Path) -> int:
     """Resident KiB of the mappings of ``path`` in this process (Linux)."""
-    total, mine = 0, False
-    with open("/proc/self/smaps", encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            first = line.split()
-            if first and "-" in first[0] and ":" not in first[0]:
-                mine = line.rstrip().endswith(str(path))
-            elif mine and line.startswith("Rss:"):
-                total += int(first[1])
-    return total
+    return testing.resident_kib(path).get(str(path), 0)
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ def log(message: str) -> None:
 
 
 def load(data_dir: Path, name: str):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     library = Library(data_dir)
     if not library.exists(name):
@@ -52,7 +52,7 @@ def load(data_dir: Path, name: str):
 
 
 def confusion(index, rows: list[dict]) -> tuple[dict, list[str]]:
-    from rag_core.citations import verify_quote
+    from rag_core.citations.verdicts import verify_quote
 
     matrix = {kind: collections.Counter() for kind in KINDS}
     notes = []
@@ -87,8 +87,8 @@ def print_matrix(title: str, matrix: dict) -> None:
 
 def sample_statements(index, rows: list[dict], total: int, seed: int = 7) -> list[str]:
     """The labelled statements, then real sentences drawn from the collection (typed, changed, shuffled)."""
-    from rag_core.citations import split_sentences
-    from rag_core.exact import document_texts
+    from rag_core.citations.verdicts import split_sentences
+    from rag_core.retrieval.exact import document_texts
 
     rng = random.Random(seed)
     statements = [r["statement"] for r in rows]
@@ -127,8 +127,8 @@ def main() -> None:
     parser.add_argument("--skip-confusion", action="store_true")
     args = parser.parse_args()
 
-    from rag_core.citations import verify_quote
-    from rag_core.models import load_bi_encoder
+    from rag_core.citations.verdicts import verify_quote
+    from rag_core.models.loading import load_bi_encoder
 
     rows = json.loads(LABELLED.read_text(encoding="utf-8"))["statements"]
     _library, index = load(args.data_dir, args.collection)
@@ -151,7 +151,8 @@ def main() -> None:
             print("   ", note)
 
     statements = sample_statements(index, rows, args.statements)
-    from rag_core import citations, exact
+    from rag_core.citations import verdicts as citations
+    from rag_core.retrieval import exact
 
     citations._sentence_cache.clear()  # a cold start: nothing from the confusion runs above
     exact.clear_cache()

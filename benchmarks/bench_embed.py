@@ -8,9 +8,9 @@ Embedding: random real SciFact chunks (fixed seed), each encoder variant timed r
 stock ``SentenceTransformer.encode`` in the same round, so the ratio holds on a shared
 machine where absolute figures swing with the load (printed with each figure). Chunks/s
 are wall clock; "cpu chunks/s" divides by the process's CPU seconds (how fast one core of
-work goes). Query encoding: p50 of ``rag_core.dense.encode_query`` over SciFact claims (one
+work goes). Query encoding: p50 of ``rag_core.models.embedding.encode_query`` over SciFact claims (one
 intra-op thread). Dense product: 100k x 384 random unit vectors, float32 vs float16 storage.
-PDF extraction: ``rag_core.pdf.extract_pdf`` over the shared PDFs, pages per wall second
+PDF extraction: ``rag_core.pdf.extraction.extract_pdf`` over the shared PDFs, pages per wall second
 and per CPU second, beside pypdf's own ``extract_text`` over the same pages.
 """
 
@@ -71,8 +71,8 @@ def sample_chunks(n: int, seed: int = 0) -> list[str]:
 
 
 def bench_embedding(n: int, rounds: int) -> dict:
-    from rag_core.dense import encode_passages
-    from rag_core.models import encoder_variant, load_bi_encoder
+    from rag_core.models.embedding import encode_passages
+    from rag_core.models.loading import encoder_variant, load_bi_encoder
 
     texts = sample_chunks(n)
     stock = load_bi_encoder(encoder="torch")  # the SentenceTransformer itself
@@ -117,9 +117,9 @@ def bench_embedding(n: int, rounds: int) -> dict:
 
 
 def bench_query(n_queries: int, size: int) -> dict:
-    from rag_core.dense import encode_query
     from rag_core.evaluation import load_beir
-    from rag_core.models import encoder_variant, load_bi_encoder
+    from rag_core.models.embedding import encode_query
+    from rag_core.models.loading import encoder_variant, load_bi_encoder
 
     queries = list(load_beir(SHARED / "scifact").queries.values())[:n_queries]
     out = {}
@@ -163,7 +163,7 @@ def bench_query(n_queries: int, size: int) -> dict:
 def bench_pdf() -> dict:
     from pypdf import PdfReader
 
-    from rag_core.pdf import extract_pdf
+    from rag_core.pdf.extraction import extract_pdf
 
     logging.getLogger("pypdf").setLevel(logging.CRITICAL)
     pdfs = sorted((SHARED / "pdfs").glob("*.pdf"))

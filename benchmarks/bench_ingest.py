@@ -42,8 +42,8 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="rag-core-bench-ingest-"))
     if args.cold:
         os.environ["RAG_CORE_RATES_FILE"] = str(workdir / "rates.json")
-    from rag_core.library import Library
-    from rag_core.models import load_bi_encoder
+    from rag_core.collections.library import Library
+    from rag_core.models.loading import load_bi_encoder
 
     load_bi_encoder()  # the model load is not part of an upload the app serves (it loads at start)
     events = []
@@ -54,7 +54,7 @@ def main() -> int:
                               embed="background" if args.background else "now")
     total = time.perf_counter() - started
     if args.background:
-        from rag_core.ingest import wait_for_background_embedding
+        from rag_core.collections.ingest import wait_for_background_embedding
 
         wait_for_background_embedding(library.store, "papers")
     embedded_after = time.perf_counter() - started

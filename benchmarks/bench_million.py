@@ -121,7 +121,7 @@ def synthetic(n: int, chunks: list[dict], vectors: np.ndarray):
 
 
 def build(data_dir: Path, n: int) -> dict:
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     chunks, vectors, _ = base_corpus()
     started = time.perf_counter()
@@ -145,9 +145,9 @@ import json, os, re, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[3])
 from bench_million import current_rss_mib, mapped_rss_mib
-from rag_core.library import Library
-from rag_core.retrieval import search, search_lexical
-from rag_core.exact import search_exact
+from rag_core.collections.library import Library
+from rag_core.retrieval.ranking import search, search_lexical
+from rag_core.retrieval.exact import search_exact
 
 queries = json.loads(sys.argv[2])
 t = time.perf_counter()

@@ -45,9 +45,9 @@ QUERIES = ["dense passage retrieval", "dark matter in the cosmic microwave backg
 
 SEARCHER = textwrap.dedent("""
     import json, sys, time, traceback
-    from rag_core.exact import search_exact
-    from rag_core.library import Library
-    from rag_core.retrieval import search, search_lexical
+    from rag_core.retrieval.exact import search_exact
+    from rag_core.collections.library import Library
+    from rag_core.retrieval.ranking import search, search_lexical
     url, seconds, queries = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
     lib = Library(store=url)
     times = {"load_index": [], "tfidf": [], "bm25": [], "hybrid": [], "exact": []}
@@ -77,7 +77,7 @@ SEARCHER = textwrap.dedent("""
 
 INGESTER = textwrap.dedent("""
     import json, sys, time, traceback
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
     url, seconds, pdfs = sys.argv[1], float(sys.argv[2]), json.loads(sys.argv[3])
     lib = Library(store=url)
     present, errors = set(), []
@@ -126,13 +126,13 @@ def main(argv=None) -> int:
     parser.add_argument("--ingesters", type=int, default=2)
     parser.add_argument("--url", help="a postgresql:// URL (default: a throw-away pgserver)")
     args = parser.parse_args(argv)
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     server = None
     workdir = Path(tempfile.mkdtemp(prefix="rag-core-conc-"))
     url = args.url
     if url is None:
-        from rag_core.store.local_server import start_local_server
+        from rag_core.collections.store.local_server import start_local_server
 
         server, url = start_local_server(workdir / "pg")
     library = Library(store=url)

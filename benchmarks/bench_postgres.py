@@ -116,9 +116,9 @@ def store_size(store) -> int:
 
 def one(n: int, location: str, ann: bool) -> dict:
     """Everything measured for one size and backend (in its own process)."""
-    from rag_core.exact import search_exact
-    from rag_core.retrieval import search_lexical
-    from rag_core.store import open_store
+    from rag_core.collections.store import open_store
+    from rag_core.retrieval.exact import search_exact
+    from rag_core.retrieval.ranking import search_lexical
 
     documents, chunks, vectors = collection_data(n)
     store = open_store(location)
@@ -184,7 +184,7 @@ def one(n: int, location: str, ann: bool) -> dict:
 
 
 def start_server(folder: Path):
-    from rag_core.store.local_server import start_local_server
+    from rag_core.collections.store.local_server import start_local_server
 
     return start_local_server(folder)
 
@@ -207,10 +207,10 @@ def new_database(url: str, name: str) -> str:
 def recall(url: str, cache: Path) -> dict:
     """HNSW recall@10 against exact search on real MiniLM vectors of SciFact, and on 100k
     made of them plus noisy copies."""
-    from rag_core.dense import encode_passages, encode_query
+    from rag_core.collections.store import open_store
     from rag_core.evaluation import document_chunks, load_beir
-    from rag_core.models import load_bi_encoder
-    from rag_core.store import open_store
+    from rag_core.models.embedding import encode_passages, encode_query
+    from rag_core.models.loading import load_bi_encoder
 
     data = load_beir(DATA / "scifact")
     chunks = document_chunks(data.corpus)
@@ -291,8 +291,8 @@ def recall_text(url: str, sizes: list[int]) -> dict:
     """HNSW recall@10 against exact search on :func:`text_vectors` of real chunks and SciFact queries."""
     from bench_speed import make_chunks
 
+    from rag_core.collections.store import open_store
     from rag_core.evaluation import load_beir
-    from rag_core.store import open_store
 
     qtexts = list(load_beir(DATA / "scifact").queries.values())[:300]
     out = {"queries": len(qtexts), "vectors": "hashed unigram+bigram TF of the chunk text, random projection to 384"}

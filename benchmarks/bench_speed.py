@@ -6,14 +6,14 @@ Chunks are real text: the SciFact and ArguAna corpora (BEIR, in ../shared/data),
 chunked as PDFs are (1,200 characters, 200 overlap). Above the ~20k chunks they give,
 copies are made with the words rotated and a copy tag appended, so no two chunks are equal.
 
-* PDF extraction: ``rag_core.pdf.extract_pdf`` over ../shared/data/pdfs (skipped when
+* PDF extraction: ``rag_core.pdf.extraction.extract_pdf`` over ../shared/data/pdfs (skipped when
   that module is missing), pages per second.
 * Embedding: all-MiniLM-L6-v2 on a sample of real chunks (``--embed-sample``), fp32 and
-  int8 (ONNX Runtime, ``rag_core.onnx_encoder``); chunks/s, and the time that rate
+  int8 (ONNX Runtime, ``rag_core.models.onnx_encoder``); chunks/s, and the time that rate
   implies for 100k chunks. The 100k index is NOT embedded here (hours on 2 cores): every
   size uses random unit vectors as embeddings, which is all query latency needs.
 * Per size, in a fresh subprocess: index build time (TF-IDF + BM25), peak RSS of that
-  process, size on disk (``rag_core.store.save_index``), and p50/p95 query latency of
+  process, size on disk (``rag_core.collections.store.save_index``), and p50/p95 query latency of
   tfidf, bm25, dense (query encoding + matmul), hybrid (fusion path), hybrid with a
   cross-encoder (a TINY RANDOM 2-layer BERT stand-in, since no real cross-encoder can be
   downloaded here: it measures the plumbing, not the real model's cost), exact literal
@@ -117,7 +117,7 @@ def tiny_cross_encoder(folder: Path) -> str:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-    from rag_core.models import bundled_embedding_model_path
+    from rag_core.models.loading import bundled_embedding_model_path
 
     torch.manual_seed(0)
     bundled = bundled_embedding_model_path()
@@ -133,7 +133,7 @@ def tiny_cross_encoder(folder: Path) -> str:
 def one_size(n: int, with_ce: bool) -> dict:
     """Build, save and query an index of ``n`` chunks (run in its own process)."""
     from rag_core.evaluation import load_beir
-    from rag_core.index import build_index_from_chunks
+    from rag_core.index.build import build_index_from_chunks
 
     row: dict = {"chunks": n}
     chunks = make_chunks(n)
@@ -145,7 +145,7 @@ def one_size(n: int, with_ce: bool) -> dict:
     index = build_index_from_chunks(chunks, compute_embeddings=False, embeddings=emb, with_bm25=True)
     row["build_s"] = round(time.perf_counter() - t, 2)
     row["peak_rss_after_build_mib"] = round(rss_mib(), 1)
-    from rag_core.store import save_index
+    from rag_core.collections.store import save_index
 
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
@@ -154,8 +154,8 @@ def one_size(n: int, with_ce: bool) -> dict:
         row["disk_mib"] = round(sum(p.stat().st_size for p in Path(tmp).rglob("*") if p.is_file()) / 2**20, 1)
 
     queries = list(load_beir(DATA / QUERY_DATASET).queries.values())[:N_QUERIES]
-    from rag_core.exact import search_exact
-    from rag_core.retrieval import search, search_dense, search_lexical
+    from rag_core.retrieval.exact import search_exact
+    from rag_core.retrieval.ranking import search, search_dense, search_lexical
 
     lat = {}
     lat["tfidf"] = timed(lambda q: search_lexical(q, index, 10, method="tfidf"), queries)
@@ -179,9 +179,9 @@ def one_size(n: int, with_ce: bool) -> dict:
 
 def bench_pdfs() -> dict:
     try:
-        from rag_core.pdf import extract_pdf
+        from rag_core.pdf.extraction import extract_pdf
     except ImportError as exc:
-        return {"skipped": f"rag_core.pdf not available ({exc})"}
+        return {"skipped": f"rag_core.pdf.extraction not available ({exc})"}
     pdfs = sorted((DATA / "pdfs").glob("*.pdf"))
     pages = ok = 0
     t = time.perf_counter()
@@ -197,8 +197,8 @@ def bench_pdfs() -> dict:
 def bench_embedding(sample: int) -> dict:
     import torch
 
-    from rag_core.dense import encode_passages
-    from rag_core.models import load_bi_encoder
+    from rag_core.models.embedding import encode_passages
+    from rag_core.models.loading import load_bi_encoder
 
     chunks = real_chunks()
     rng = np.random.default_rng(1)
@@ -213,7 +213,7 @@ def bench_embedding(sample: int) -> dict:
         out[f"fp32_{mode}_chunks_per_s"] = round(len(texts) / dt, 2)
         if mode == "windows":
             ref_windows = ref
-    # int8: the ONNX Runtime encoder (rag_core.onnx_encoder); benchmarks/bench_embed.py compares all variants.
+    # int8: the ONNX Runtime encoder (rag_core.models.onnx_encoder); benchmarks/bench_embed.py compares all variants.
     qmodel = load_bi_encoder(encoder="onnx-int8")
     encode_passages(qmodel, texts[:4])
     t = time.perf_counter()

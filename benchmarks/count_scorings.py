@@ -15,9 +15,9 @@ from collections import Counter
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from rag_core import build_index
-from rag_core.comparison import compare
-from rag_core.index import RagIndex
-from rag_core.retrieval import search, search_dense, search_lexical
+from rag_core.index.build import RagIndex
+from rag_core.retrieval.comparison import compare
+from rag_core.retrieval.ranking import search, search_dense, search_lexical
 
 DOCUMENTS = [
     ("Gao, Jafferis and Wall show that a traversable wormhole opens when a coupling produces negative average "

@@ -4,10 +4,10 @@ The judged questions (``benchmarks/data/pdf_questions.csv``: query, document, qu
 the quote is located in each variant's passages with the normalised exact search) are run
 against every variant of how PDFs are chunked and embedded:
 
-* ``fixed``: :func:`rag_core.chunking.chunk_pages` at fixed strides (cuts words);
+* ``fixed``: :func:`rag_core.text.chunking.chunk_pages` at fixed strides (cuts words);
 * ``words``: chunk boundaries between words (``word_boundaries=True``);
 * ``+context``: each chunk carries its document title and section heading for BM25 and the
-  bi-encoder (:mod:`rag_core.passage_context`); ``+title`` / ``+section``: only one of them;
+  bi-encoder (:mod:`rag_core.text.passage_context`); ``+title`` / ``+section``: only one of them;
   ``+title-bm25`` (etc.): BM25 reads it, the bi-encoder embeds the plain text;
 * long-text mode of the bi-encoder: ``truncate`` or ``windows``.
 
@@ -31,14 +31,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 from rag_core.evaluation import cached_embeddings  # noqa: E402
-from rag_core.index import build_index_from_chunks, index_text  # noqa: E402
+from rag_core.index.build import build_index_from_chunks, index_text  # noqa: E402
 from rag_core.lab.config import SearchConfig  # noqa: E402
 from rag_core.lab.judgments import Judgments  # noqa: E402
 from rag_core.lab.methods import method_label  # noqa: E402
 from rag_core.lab.queryset import evaluate_judged  # noqa: E402
 from rag_core.lab.transfer import judgments_from_rows, parse_csv  # noqa: E402
-from rag_core.passage_context import chunk_pdf, guess_title  # noqa: E402
 from rag_core.settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS  # noqa: E402
+from rag_core.text.passage_context import chunk_pdf, guess_title  # noqa: E402
 
 METHODS = "tfidf,bm25,dense,hybrid,hybrid_mmr"
 DEFAULT_PDFS = REPO.parent / "shared" / "data" / "pdfs"
@@ -51,7 +51,7 @@ def say(message: str) -> None:
 
 def extract_all(folder: Path) -> list[tuple[str, str, list]]:
     """(source, sha256, pages) of every PDF with text (extraction as ingest does it)."""
-    from rag_core.pdf import extract_pdf
+    from rag_core.pdf.extraction import extract_pdf
 
     out = []
     for path in sorted(folder.glob("*.pdf")):

@@ -14,7 +14,7 @@ import argparse
 import time
 
 from rag_core import Library, search, search_exact, search_lexical
-from rag_core.retrieval import search_dense
+from rag_core.retrieval.ranking import search_dense
 
 QUESTIONS = [
     ("how big is the larger of the two pre-trained bidirectional language models, in weights",

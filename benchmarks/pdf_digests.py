@@ -1,7 +1,7 @@
 """Record (or check) the SHA-256 of the cleaned text of every page of the shared PDFs.
 
-``tests/test_pdf_digests.py`` pins the extraction output with the file this writes, so that
-speed work on ``rag_core.pdf`` cannot change a single character. Re-record only for a
+``tests/pdf/test_pdf_digests.py`` pins the extraction output with the file this writes, so that
+speed work on ``rag_core.pdf.extraction`` cannot change a single character. Re-record only for a
 deliberate change of the output (and say so in the commit):
 
     python benchmarks/pdf_digests.py --record      # writes tests/data/pdf_page_digests.json

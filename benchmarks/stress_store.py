@@ -29,9 +29,9 @@ WRITES = ("phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf", "awkward
 
 READER = """
 import json, sys, time
-from rag_core.library import Library
-from rag_core.retrieval import search
-from rag_core.exact import search_exact
+from rag_core.collections.library import Library
+from rag_core.retrieval.ranking import search
+from rag_core.retrieval.exact import search_exact
 lib = Library(sys.argv[1], store=sys.argv[3] or None)
 errors, latencies = [], []
 stop = time.time() + float(sys.argv[2])
@@ -52,7 +52,7 @@ print(json.dumps({"errors": errors[:20], "n_errors": len(errors), "latencies_ms"
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from rag_core.library import Library
+from rag_core.collections.library import Library
 lib = Library(sys.argv[1], store=sys.argv[3] or None)
 pdf = sys.argv[4]
 stop = time.time() + float(sys.argv[2])
@@ -82,7 +82,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(readers: int, writers: int, seconds: float, data_dir: str, store: str | None) -> dict:
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     library = Library(data_dir, store=store)
     library.add_pdfs("c", [PDFS / BASE], compute_embeddings=False)

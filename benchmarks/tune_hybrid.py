@@ -5,7 +5,7 @@
 
 ``lexical``: BM25 k1/b and title handling. ``fusion``: pool size, fusion kind (RRF k,
 min-max, z-score), list weights, TF-IDF in the fusion or not. The fusion stage calls
-``rag_core.retrieval.pool_candidates`` and ``fuse_candidates``, the functions ``search()``
+``rag_core.retrieval.ranking.pool_candidates`` and ``fuse_candidates``, the functions ``search()``
 itself uses, on first-stage scores computed once per query. Dense embeddings come from
 the evaluation cache (computed on first use).
 """
@@ -30,7 +30,7 @@ from rag_core.evaluation import (
     document_chunks,
     load_beir,
 )
-from rag_core.lexical import BM25Index, TfidfScorer, fit_tfidf, top_k
+from rag_core.index.lexical import BM25Index, TfidfScorer, fit_tfidf, top_k
 
 
 def log(msg: str) -> None:
@@ -71,8 +71,8 @@ def first_stage_scores(ev: Evaluator) -> dict[str, np.ndarray]:
 
 
 def fusion_stage(ev: Evaluator, scores: dict[str, np.ndarray], configs: list[dict]) -> list[dict]:
-    from rag_core.fusion import fuse_candidates
-    from rag_core.retrieval import pool_candidates
+    from rag_core.retrieval.fusion import fuse_candidates
+    from rag_core.retrieval.ranking import pool_candidates
 
     rows = []
     n = len(ev.query_ids)

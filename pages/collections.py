@@ -17,7 +17,7 @@ from pages.common.state import (
     take_flash,
 )
 from rag_core.errors import CollectionError
-from rag_core.render import literal_html, seconds_text, short_title
+from rag_core.output.render import literal_html, seconds_text, short_title
 
 MANAGE_KEY = "manage_collection"
 REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"

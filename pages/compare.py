@@ -19,13 +19,13 @@ from pages.common.state import (
     searchable_index,
     title_of,
 )
-from rag_core.comparison import compare
-from rag_core.export import comparison_csv, comparison_json
 from rag_core.lab.config import SearchConfig
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.lab.methods import first_stage_text, hybrid_method, mark_movement, method_label, run_method, run_methods
 from rag_core.lab.metrics import LOWER_BOUND_NOTE
-from rag_core.render import page_label, snippet
+from rag_core.output.export import comparison_csv, comparison_json
+from rag_core.output.render import page_label, snippet
+from rag_core.retrieval.comparison import compare
 
 RESULT_KEY = "cmp_result"
 PICK_KEY = "cmp_passage"

@@ -32,7 +32,7 @@ SCHEMES = {"loo": "leave one query out", "split": "held-out half (random split)"
 @st.cache_data(max_entries=8, show_spinner=False)
 def _evaluate(root: str, name: str, index_token: str, judgments_token: str, config: dict, ce_model: str):
     # the tokens are part of the cache key only: a new version, new vectors or a new judgment re-run it
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     lib = Library(root)
     return evaluate_collection(lib, name, config=SearchConfig.from_dict(config), cross_encoder_model=ce_model,

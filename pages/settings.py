@@ -6,10 +6,10 @@ import streamlit as st
 
 from pages.common.layout import note, run_page, show_error, text_line
 from pages.common.state import data_dir, flash, library, preferences, take_flash
-from rag_core.models import resolve_model, select_device
-from rag_core.preferences import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE, preferences_path, update_preferences
-from rag_core.retrieval import cross_encoder_status, forget_rerankers
-from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL
+from rag_core.collections.preferences import preferences_path, update_preferences
+from rag_core.models.loading import resolve_model, select_device
+from rag_core.retrieval.ranking import cross_encoder_status, forget_rerankers
+from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
 GENERATION_KEY = "ce_generation"  # bumped when the cross-encoder setting changes: look it up again
 ORIGIN_WORDS = {

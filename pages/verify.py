@@ -16,7 +16,18 @@ import streamlit as st
 
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
 from pages.common.state import document_titles, library, pick_collection, preferences, searchable_index, title_of
-from rag_core.citation_view import (
+from rag_core.citations.manuscript import (
+    MANUSCRIPT_TYPES,
+    ManuscriptError,
+    check_statements,
+    manuscript_from_text,
+    read_manuscript,
+    rows_to_csv,
+    rows_to_html,
+    rows_to_json,
+)
+from rag_core.citations.verdicts import verify_quote
+from rag_core.citations.view import (
     VERDICT_MEANINGS,
     VERDICTS,
     evidence_target,
@@ -35,19 +46,8 @@ from rag_core.citation_view import (
     where_text,
     word_diff_html,
 )
-from rag_core.citations import verify_quote
 from rag_core.errors import RagCoreError
-from rag_core.manuscript import (
-    MANUSCRIPT_TYPES,
-    ManuscriptError,
-    check_statements,
-    manuscript_from_text,
-    read_manuscript,
-    rows_to_csv,
-    rows_to_html,
-    rows_to_json,
-)
-from rag_core.render import literal_html, page_label, seconds_text
+from rag_core.output.render import literal_html, page_label, seconds_text
 
 MODES = {"statement": "One statement", "manuscript": "A whole manuscript"}
 MODE_KEY = "verify_mode"
@@ -97,7 +97,7 @@ REPORT_COLUMNS = {
 @st.cache_data(max_entries=128, show_spinner=False)
 def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bool) -> list[dict]:
     """The page(s) of a place with the passage marked (cached by file, place and zoom)."""
-    from rag_core.pdf_marks import mark_hit
+    from rag_core.pdf.marks import mark_hit
 
     return [{"png": marked.png, "caption": marked.caption(), "found": marked.found}
             for marked in mark_hit(pdf_path, target, zoom=not whole_page)]

@@ -8,45 +8,45 @@ from __future__ import annotations
 
 import importlib
 
-from .chunking import PageText, chunk_pages, chunk_text
-from .settings import (
+from rag_core.settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_POOL,
 )
+from rag_core.text.chunking import PageText, chunk_pages, chunk_text
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "search_exact": "exact",
+    "search_exact": "retrieval.exact",
     "HybridSearch": "compat",
     "QueryExpander": "compat",
     "fuse_search_results": "compat",
     "reciprocal_rank_fusion": "compat",
-    "RagIndex": "index",
-    "build_index": "index",
-    "build_index_from_chunks": "index",
-    "CrossEncoderReranker": "rerankers",
-    "DiversityReranker": "rerankers",
-    "NoopReranker": "rerankers",
-    "RerankerBase": "rerankers",
-    "get_reranker": "rerankers",
-    "search": "retrieval",
-    "search_dense": "retrieval",
-    "search_lexical": "retrieval",
+    "RagIndex": "index.build",
+    "build_index": "index.build",
+    "build_index_from_chunks": "index.build",
+    "CrossEncoderReranker": "retrieval.rerankers",
+    "DiversityReranker": "retrieval.rerankers",
+    "NoopReranker": "retrieval.rerankers",
+    "RerankerBase": "retrieval.rerankers",
+    "get_reranker": "retrieval.rerankers",
+    "search": "retrieval.ranking",
+    "search_dense": "retrieval.ranking",
+    "search_lexical": "retrieval.ranking",
     "IndexFormatError": "errors",
     "QueryError": "errors",
     "RagCoreError": "errors",
     "UnsafeIndexError": "errors",
-    "load_index": "store",
-    "save_index": "store",
-    "Library": "library",
-    "compare": "comparison",
-    "verify_quote": "citations",
-    "CitationCheck": "citations",
-    "extract_pdf": "pdf",
+    "load_index": "collections.store",
+    "save_index": "collections.store",
+    "Library": "collections.library",
+    "compare": "retrieval.comparison",
+    "verify_quote": "citations.verdicts",
+    "CitationCheck": "citations.verdicts",
+    "extract_pdf": "pdf.extraction",
 }
 
 

@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .render import page_label, terminal_safe
-from .settings import DATA_DIR_ENV, DEFAULT_POOL
+from rag_core.output.render import page_label, terminal_safe
+from rag_core.settings import DATA_DIR_ENV, DEFAULT_POOL
 
 SEARCH_MODES = ("tfidf", "bm25", "dense", "hybrid", "exact")
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _library(args):
-    from .library import Library
+    from rag_core.collections.library import Library
 
     return Library(args.data_dir or None, store=args.store)
 
@@ -40,7 +40,7 @@ def _expand_files(paths: list[str]):
 
     A path that does not exist is a usage error, named as given, before anything is read.
     """
-    from .ingest import collect_pdf_files
+    from rag_core.collections.ingest import collect_pdf_files
 
     missing = [raw for raw in paths if not os.path.lexists(raw)]
     if missing:
@@ -156,8 +156,8 @@ def _print_rows(rows: list[dict], mode: str) -> None:
 
 def _check_search_args(args) -> None:
     """Usage errors of ``search``, found before the collection is loaded."""
-    from .errors import QueryError
-    from .query import check_query
+    from rag_core.errors import QueryError
+    from rag_core.text.query import check_query
 
     try:
         check_query(args.query)  # empty, too long, or not valid text (bytes that are not UTF-8)
@@ -173,8 +173,8 @@ def _check_search_args(args) -> None:
 
 
 def cmd_search(args) -> int:
-    from .exact import search_exact
-    from .retrieval import search, search_dense, search_lexical
+    from rag_core.retrieval.exact import search_exact
+    from rag_core.retrieval.ranking import search, search_dense, search_lexical
 
     _check_search_args(args)
     library = _library(args)
@@ -193,7 +193,7 @@ def cmd_search(args) -> int:
     elif args.mode == "dense":
         rows = search_dense(args.query, index, args.top, sources=sources)
     else:
-        from .lab.config import collection_search_kwargs
+        from rag_core.lab.config import collection_search_kwargs
 
         kwargs = collection_search_kwargs(library.settings(args.collection))  # the collection's saved defaults
         if args.pool is not None:
@@ -249,7 +249,7 @@ def cmd_remove(args) -> int:
         if not args.yes:
             raise UsageError(f"to delete the whole collection {args.collection!r}, add --yes; "
                              "to remove documents, name them")
-        from .store.folder import CollectionDamagedError
+        from rag_core.collections.store.folder import CollectionDamagedError
 
         try:
             library.delete(args.collection)
@@ -323,9 +323,9 @@ def cmd_serve_db(args) -> int:
     import signal
     import time
 
-    from .settings import default_data_dir
-    from .store.local_server import start_local_server
-    from .store.postgres import mask_url
+    from rag_core.collections.store.local_server import start_local_server
+    from rag_core.collections.store.postgres import mask_url
+    from rag_core.settings import default_data_dir
 
     folder = Path(args.data).expanduser() if args.data else (
         Path(args.data_dir).expanduser() if args.data_dir else default_data_dir()) / "postgres"
@@ -351,8 +351,8 @@ def cmd_serve_db(args) -> int:
 
 
 def cmd_copy(args) -> int:
-    from .library import Library
-    from .store.transfer import copy_collection
+    from rag_core.collections.library import Library
+    from rag_core.collections.store.transfer import copy_collection
 
     source = Library(args.data_dir or None, store=args.source_store or args.store).store
     target = Library(args.data_dir or None, store=args.target_store or args.store).store
@@ -374,8 +374,8 @@ def cmd_copy(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from .models import resolve_model, select_device
-    from .settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL
+    from rag_core.models.loading import resolve_model, select_device
+    from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL
 
     rows = []
     for role, name in (("bi-encoder", args.embedding_model or DEFAULT_EMBEDDING_MODEL),
@@ -404,7 +404,7 @@ def _encoder_report(name: str, *, prepare: bool) -> dict:
     import importlib.util
     import os
 
-    from .models import ENCODER_ENV, planned_encoder, resolve_model
+    from rag_core.models.loading import ENCODER_ENV, planned_encoder, resolve_model
 
     planned = planned_encoder()
     report = {"requested": os.environ.get(ENCODER_ENV) or "auto", "planned": planned, "variant": planned,
@@ -412,7 +412,13 @@ def _encoder_report(name: str, *, prepare: bool) -> dict:
     source = resolve_model(name)
     if not source.available:
         return report
-    from .onnx_encoder import ONNX_VARIANTS, OnnxEncoderError, cache_state, prepare_onnx_model, read_layout
+    from rag_core.models.onnx_encoder import (
+        ONNX_VARIANTS,
+        OnnxEncoderError,
+        cache_state,
+        prepare_onnx_model,
+        read_layout,
+    )
 
     try:
         read_layout(source.location)
@@ -442,7 +448,7 @@ def cmd_eval(args) -> int:
         return cmd_eval_collection(args)
     if not args.dataset:
         raise UsageError("give a BEIR dataset folder, or --collection NAME to evaluate a collection's judgments")
-    from .evaluation import METHODS, evaluate, format_table
+    from rag_core.evaluation import METHODS, evaluate, format_table
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not methods:
@@ -466,7 +472,13 @@ def cmd_eval(args) -> int:
 
 def cmd_check(args) -> int:
     """Check a manuscript's quotes and cited claims against a collection (exit 0 whatever the verdicts)."""
-    from .manuscript import ManuscriptError, check_statements, manuscript_from_text, printable, read_manuscript
+    from rag_core.citations.manuscript import (
+        ManuscriptError,
+        check_statements,
+        manuscript_from_text,
+        printable,
+        read_manuscript,
+    )
 
     try:
         if args.file == "-":
@@ -524,7 +536,7 @@ def cmd_check(args) -> int:
 
 def cmd_eval_collection(args) -> int:
     """``eval --collection``: the collection's own judgments, with the figures the app shows."""
-    from .lab.queryset import evaluate_collection, format_summary, summary_json
+    from rag_core.lab.queryset import evaluate_collection, format_summary, summary_json
 
     if args.dataset:
         raise UsageError("give either a dataset folder or --collection, not both")
@@ -547,8 +559,8 @@ def _text(text: str) -> str:
 
 
 def cmd_judgments(args) -> int:
-    from .lab.judgments import load_judgments
-    from .lab.transfer import export_judgments, import_judgments
+    from rag_core.lab.judgments import load_judgments
+    from rag_core.lab.transfer import export_judgments, import_judgments
 
     library = _library(args)
     if args.action == "export":

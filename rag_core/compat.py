@@ -3,7 +3,7 @@
 ``reciprocal_rank_fusion``, ``fuse_search_results``, ``HybridSearch`` and ``QueryExpander``
 work on lists of result dicts from any search function (the contract in
 ../shared/spec/API.md, section 2). rag_core's own hybrid search does not use them: it fuses
-score arrays over a candidate pool (:mod:`rag_core.fusion`).
+score arrays over a candidate pool (:mod:`rag_core.retrieval.fusion`).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ MIN_CHUNK_SIZE = 200
 MAX_CHUNK_SIZE = 20_000
 
 # ------------------------------------------------------------------ large indexes
-# From this many chunks an index (a full segment) gets an HNSW graph (rag_core.ann) for the
+# From this many chunks an index (a full segment) gets an HNSW graph (rag_core.index.ann) for the
 # dense stage: an exact product over 100k x 384 float32 took 16-27 ms here, the graph 1-5 ms
 # (docs/benchmarks.md, bench_million). Smaller indexes keep the exact product (a few ms).
 # A full segment ends at a document boundary, so it holds a little under SEGMENT_MAX_CHUNKS.
@@ -89,7 +89,7 @@ MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read e
 
 # ------------------------------------------------------------------- chunking of PDFs
 # Chunk boundaries between words, and the title and section heading carried with each chunk
-# for BM25 and the bi-encoder (rag_core.passage_context): both lost on the 50 judged PDF
+# for BM25 and the bi-encoder (rag_core.text.passage_context): both lost on the 50 judged PDF
 # questions (benchmarks/lab_pdf_quality.py, 2026-11-30, docs/benchmarks.md section 10):
 # hybrid nDCG@10 0.641 with fixed strides and no context, 0.591 between words, 0.598 with
 # context, 0.573 with both. Kept as options, off by default.

@@ -65,7 +65,7 @@ def make_tiny_cross_encoder(folder: str | Path, *, seed: int = 0, hidden_size: i
     import torch
     from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
 
-    from .models import bundled_embedding_model_path
+    from rag_core.models.loading import bundled_embedding_model_path
 
     bundled = bundled_embedding_model_path()
     if bundled is None:
@@ -96,7 +96,7 @@ def pdf_environment() -> dict:
 
 def page_digests(pdf_dir: Path) -> dict:
     """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it)."""
-    from rag_core.pdf import extract_pdf
+    from rag_core.pdf.extraction import extract_pdf
 
     files = {}
     for path in sorted(pdf_dir.glob("*.pdf")):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import SMALL_PDFS
+from .support import PDF_DIR, REPO, SMALL_PDFS
 
 # The machine has no model hub: never wait on one, in this process or in subprocesses.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -22,9 +22,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["RAG_CORE_RATES_FILE"] = os.path.join(
     os.environ.get("TMPDIR", "/tmp"), f"rag-core-test-rates-{os.getpid()}.json")
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
-PDF_DIR = SHARED_DATA / "pdfs"
 
 WORKED_EXAMPLE = [
     ("Gao, Jafferis and Wall show that a traversable wormhole opens in an eternal BTZ black hole when a "
@@ -103,7 +100,7 @@ def data_dir(tmp_path, monkeypatch) -> Path:
 @pytest.fixture(scope="session")
 def paper_library(tmp_path_factory, pdf_dir):
     """A data folder with one collection, "papers", of two real PDFs (built once)."""
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     library = Library(tmp_path_factory.mktemp("library"))
     report = library.add_pdfs("papers", [pdf_dir / name for name in SMALL_PDFS])
@@ -115,7 +112,7 @@ def paper_library(tmp_path_factory, pdf_dir):
 def shared_collection(tmp_path_factory, pdf_dir):
     """``(library, index, documents)``: every shared PDF in one collection, "shared", without
     embeddings (lexical and exact search only; built once per session, about half a minute)."""
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     library = Library(tmp_path_factory.mktemp("shared-library"))
     report = library.add_pdfs("shared", sorted(pdf_dir.glob("*.pdf")), compute_embeddings=False)
@@ -140,7 +137,7 @@ class PostgresTestServer:
         self.count = 0
         self._admin("CREATE EXTENSION IF NOT EXISTS vector", database="template1")
         self._admin(f"CREATE DATABASE {self.TEMPLATE}")
-        from rag_core.store.postgres import PostgresStore
+        from rag_core.collections.store.postgres import PostgresStore
 
         store = PostgresStore(self.server.get_uri(self.TEMPLATE))
         store.names()  # creates the schema once; every test database is a copy
@@ -159,7 +156,7 @@ class PostgresTestServer:
         return self.server.get_uri(name)
 
     def drop(self, url: str) -> None:
-        from rag_core.store.postgres import PostgresStore
+        from rag_core.collections.store.postgres import PostgresStore
 
         PostgresStore(url).close()
         name = url.split("?", 1)[0].rsplit("/", 1)[1]
@@ -187,7 +184,7 @@ def pg_server():
         shutil.rmtree(folder, ignore_errors=True)
         pytest.skip(f"PostgreSQL (the pgserver package) could not start here: {type(exc).__name__}: {exc}{detail}")
     yield server
-    from rag_core.store.postgres import close_all
+    from rag_core.collections.store.postgres import close_all
 
     close_all()
     server.server.cleanup()

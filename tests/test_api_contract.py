@@ -14,7 +14,7 @@ from rag_core import (
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_POOL,
 )
-from rag_core.fusion import fusion_score_type
+from rag_core.retrieval.fusion import fusion_score_type
 
 RESULT_KEYS = {"rank", "source", "text", "score", "score_type", "cosine"}
 EXACT_KEYS = {"source", "chunk_index", "match", "snippet", "start", "end"}
@@ -134,7 +134,7 @@ def test_worked_example_exact(worked_example_index):
 
 
 def test_search_without_embeddings_loads_no_model(monkeypatch, worked_example):
-    import rag_core.index as index_module
+    import rag_core.index.build as index_module
 
     def fail(*args, **kwargs):
         raise AssertionError("a model was loaded")
@@ -159,7 +159,8 @@ def test_public_functions_stay_functions_after_submodule_imports():
     """Importing a submodule must not shadow a public function of the same package."""
     import importlib
 
-    for module in ("rag_core.retrieval", "rag_core.comparison", "rag_core.exact", "rag_core.store"):
+    for module in ("rag_core.retrieval.ranking", "rag_core.retrieval.comparison", "rag_core.retrieval.exact",
+                   "rag_core.collections.store"):
         importlib.import_module(module)
     for name in ("search", "search_exact", "save_index", "load_index", "build_index", "compare", "verify_quote"):
         assert callable(getattr(rag_core, name)), name

@@ -144,7 +144,7 @@ def test_quick_commands_import_no_heavy_library(tmp_path, pdf_dir):
     import subprocess
     import sys
 
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     Library(tmp_path).add_pdfs("c", [pdf_dir / "awkward_apl2011_custom_font_encoding_2col.pdf"],
                                compute_embeddings=False)

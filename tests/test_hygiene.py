@@ -29,7 +29,7 @@ def test_benchmarks_import_no_test_module(repo_root):
 
 
 def test_tests_take_fixtures_from_conftest_the_pytest_way(repo_root):
-    for path in sorted((repo_root / "tests").glob("test_*.py")):
+    for path in sorted((repo_root / "tests").rglob("test_*.py")):
         bad = {name for name in _imports(path) if name.endswith("conftest")}
         assert not bad, f"{path.name} imports {bad}: ask for the fixture as an argument instead"
 
@@ -64,7 +64,7 @@ def test_the_readme_layout_names_every_module_and_no_other(repo_root):
     named = set(re.findall(r"`([a-z_]+)/?`", layout))
     package = repo_root / "rag_core"
     modules = {p.stem for p in package.rglob("*.py") if p.stem != "__init__"}
-    modules |= {p.name for p in package.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    modules |= {p.parent.name for p in package.rglob("__init__.py") if p.parent != package}
     missing = modules - named
     assert not missing, f"modules missing from the README's Layout section: {sorted(missing)}"
     pages = {p.stem for p in (repo_root / "pages").rglob("*.py") if p.stem != "__init__"}

@@ -19,7 +19,7 @@ from rag_core.lab.config import (
 from rag_core.lab.judgments import GRADE_SHORT, Grade, Judgments, Passages, load_judgments, passages_of
 from rag_core.lab.methods import METHODS, method_label
 from rag_core.lab.metrics import METRIC_LABELS, METRICS, overlap_at_k, query_metrics, rank_biased_overlap
-from rag_core.retrieval import cross_encoder_status
+from rag_core.retrieval.ranking import cross_encoder_status
 
 CONFIG_KEY = "lab_config"  # plain session state: collection -> knob values (survives page switches)
 KNOBS = ("reranker", "mmr_lambda", "fusion", "rrf_k", "dense_weight", "pool", "lexical")

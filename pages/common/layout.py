@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 import streamlit as st
 
-from rag_core.render import highlight_html, literal_html
+from rag_core.output.render import highlight_html, literal_html
 
 log = logging.getLogger("rag_core.app")
 
@@ -73,7 +73,7 @@ def setup_page(key: str) -> None:
     Also starts loading the embedding model in the background (once per server), so the
     page is usable at once; the navigation bar says while it loads.
     """
-    from rag_core.models import warm_up_bi_encoder
+    from rag_core.models.loading import warm_up_bi_encoder
 
     _, label, _ = NAVIGATION[key]
     st.set_page_config(page_title=f"{label} · {APP_TITLE}", page_icon=":material/menu_book:", layout="wide")
@@ -124,7 +124,7 @@ def passage_box(text: str, query: str = "", spans: Iterable[tuple[int, int]] | N
 
 def show_error(exc: BaseException) -> None:
     from rag_core.errors import RagCoreError
-    from rag_core.models import ModelUnavailableError
+    from rag_core.models.loading import ModelUnavailableError
 
     if isinstance(exc, ModelUnavailableError):
         note("error", f"{exc}\n\nSee Settings for where models load from.")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from rag_core.library import Library
-from rag_core.preferences import Preferences, load_preferences
-from rag_core.render import short_title
+from rag_core.collections.library import Library
+from rag_core.collections.preferences import Preferences, load_preferences
+from rag_core.output.render import short_title
 from rag_core.settings import default_data_dir
 
 from .layout import PAGES, link, text_line
@@ -63,7 +63,7 @@ def load_index(name: str):
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def warm_bi_encoder(name: str):
-    from rag_core.models import load_bi_encoder
+    from rag_core.models.loading import load_bi_encoder
 
     return load_bi_encoder(name)
 
@@ -81,7 +81,7 @@ def searchable_index(name: str):
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def page_png(pdf_path: str, page: int, mtime: float, scale: float = 1.4) -> bytes:
-    from rag_core.pdf import render_page_png
+    from rag_core.pdf.extraction import render_page_png
 
     return render_page_png(pdf_path, page, scale=scale)
 

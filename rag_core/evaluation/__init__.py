@@ -8,13 +8,17 @@ runs; :mod:`.runner` ranks with each method (:class:`Evaluator`, :func:`evaluate
 
 from __future__ import annotations
 
-from ..settings import EVAL_CACHE_ENV as CACHE_ENV
-from ..settings import EVAL_CROSS_ENCODER_ENV as CROSS_ENCODER_ENV
-from ..settings import MMR_LAMBDA
-from .beir import DEFAULT_TITLE_MODE, TITLE_MODES, BeirDataset, document_chunks, load_beir, read_qrels
-from .cache import cached_embeddings
-from .metrics import METRICS, as_run, compute_metrics, docs_from_chunks, per_query_metrics
-from .runner import (
+from rag_core.evaluation.beir import (
+    DEFAULT_TITLE_MODE,
+    TITLE_MODES,
+    BeirDataset,
+    document_chunks,
+    load_beir,
+    read_qrels,
+)
+from rag_core.evaluation.cache import cached_embeddings
+from rag_core.evaluation.metrics import METRICS, as_run, compute_metrics, docs_from_chunks, per_query_metrics
+from rag_core.evaluation.runner import (
     CHUNK_DEPTH,
     DEFAULT_METHODS,
     METHODS,
@@ -23,6 +27,9 @@ from .runner import (
     evaluate,
     format_table,
 )
+from rag_core.settings import EVAL_CACHE_ENV as CACHE_ENV
+from rag_core.settings import EVAL_CROSS_ENCODER_ENV as CROSS_ENCODER_ENV
+from rag_core.settings import MMR_LAMBDA
 
 __all__ = [
     "CACHE_ENV",

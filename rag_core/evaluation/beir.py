@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..chunking import chunk_text
-from ..settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS
+from rag_core.settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS
+from rag_core.text.chunking import chunk_text
 
 TITLE_MODES = ("prefix", "every_chunk", "none")
 DEFAULT_TITLE_MODE = "prefix"

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import write_bytes_atomic
-from ..dense import LONG_TEXT_STRATEGIES, encode_passages, token_limit
-from ..settings import DEFAULT_EMBEDDING_MODEL, DEFAULT_LONG_TEXT, eval_cache_dir
+from rag_core.atomic import write_bytes_atomic
+from rag_core.models.embedding import LONG_TEXT_STRATEGIES, encode_passages, token_limit
+from rag_core.settings import DEFAULT_EMBEDDING_MODEL, DEFAULT_LONG_TEXT, eval_cache_dir
 
 Progress = Callable[[str], None]
 
@@ -75,7 +75,7 @@ def cached_embeddings(
     """
     if long_text not in LONG_TEXT_STRATEGIES:
         raise ValueError(f"long_text must be one of {LONG_TEXT_STRATEGIES}, got {long_text!r}")
-    from ..models import encoder_variant, load_bi_encoder, planned_encoder
+    from rag_core.models.loading import encoder_variant, load_bi_encoder, planned_encoder
 
     texts_hash = chunks_hash(chunks)
     planned = encoder_variant(encoder) if encoder is not None else planned_encoder()

@@ -1,6 +1,6 @@
 """Ranking metrics as BEIR reports them (nDCG@10, MRR@10, Recall@100), and documents from chunks.
 
-The figures agree with ``ir_measures`` (tests/test_evaluation.py checks it).
+The figures agree with ``ir_measures`` (tests/evaluation/test_evaluation.py checks it).
 """
 
 from __future__ import annotations

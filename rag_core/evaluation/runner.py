@@ -1,18 +1,18 @@
 """Run retrieval methods over a BEIR dataset and score them: nDCG@10, MRR@10 and Recall@100.
 
 Every document goes through the same chunking as a PDF's text
-(:func:`rag_core.chunking.chunk_text`, 1,200 characters with 200 of overlap; the title is
-put in front of the text), all chunks go into one :class:`~rag_core.index.RagIndex`, and
+(:func:`rag_core.text.chunking.chunk_text`, 1,200 characters with 200 of overlap; the title is
+put in front of the text), all chunks go into one :class:`~rag_core.index.build.RagIndex`, and
 each method ranks chunks exactly as the product does. A document scores as its best
 chunk: documents are ordered by the first (best) of their chunks in the method's chunk
 ranking. Where a query id is also a document id (ArguAna), that document is dropped from
 the query's ranking, as BEIR does (``ignore_identical_ids``).
 
-Methods: ``tfidf``, ``bm25``, ``dense``, ``hybrid`` (``rag_core.retrieval.search`` with
+Methods: ``tfidf``, ``bm25``, ``dense``, ``hybrid`` (``rag_core.retrieval.ranking.search`` with
 ``rerank=True`` and no cross-encoder: the fusion path, i.e. what the app does when no
 cross-encoder can be loaded), ``hybrid_ce`` (the same pool read by the cross-encoder;
 skipped with a message when none can be loaded) and ``mmr`` (maximal marginal relevance,
-:class:`~rag_core.rerankers.DiversityReranker`, over the hybrid list).
+:class:`~rag_core.retrieval.rerankers.DiversityReranker`, over the hybrid list).
 
 Dense embeddings of a dataset's chunks are cached (:mod:`rag_core.evaluation.cache`).
 """
@@ -27,7 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..settings import (
+from rag_core.evaluation.beir import DEFAULT_TITLE_MODE, BeirDataset, document_chunks, load_beir
+from rag_core.evaluation.cache import cached_embeddings
+from rag_core.evaluation.metrics import as_run, compute_metrics, docs_from_chunks
+from rag_core.settings import (
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
     DEFAULT_LONG_TEXT,
@@ -36,9 +39,6 @@ from ..settings import (
     EVAL_CROSS_ENCODER_ENV,
     MMR_LAMBDA,
 )
-from .beir import DEFAULT_TITLE_MODE, BeirDataset, document_chunks, load_beir
-from .cache import cached_embeddings
-from .metrics import as_run, compute_metrics, docs_from_chunks
 
 METHODS = ("tfidf", "bm25", "dense", "hybrid", "hybrid_ce", "mmr")
 DEFAULT_METHODS = ("tfidf", "bm25", "dense", "hybrid")
@@ -70,7 +70,7 @@ class Evaluator:
         self.query_ids = list(self.dataset.queries)
         self._say(f"{self.dataset.name}/{self.dataset.split}: {len(self.dataset.corpus):,} documents, "
                   f"{len(self.chunks):,} chunks, {len(self.query_ids):,} queries")
-        from ..index import build_index_from_chunks
+        from rag_core.index.build import build_index_from_chunks
 
         embeddings = None
         if self.with_embeddings:
@@ -93,7 +93,7 @@ class Evaluator:
     # Per-query chunk scores of the first-stage methods (used for tuning too).
     def query_vectors(self) -> np.ndarray:
         if self._query_vectors is None:
-            from ..models import load_bi_encoder
+            from rag_core.models.loading import load_bi_encoder
 
             model = self.encoder if self.encoder is not None else load_bi_encoder(self.embedding_model)
             texts = [self.dataset.queries[q] for q in self.query_ids]
@@ -120,8 +120,8 @@ class Evaluator:
     def rankings(self, method: str, top_k: int = 100, *, cross_encoder_model: str | None = None,
                  pool: int | None = None) -> dict[str, list[str]]:
         """Each query's documents, best first, as ``method`` ranks them."""
-        from ..lexical import top_k as best
-        from ..retrieval import search
+        from rag_core.index.lexical import top_k as best
+        from rag_core.retrieval.ranking import search
 
         pool = DEFAULT_POOL if pool is None else pool
         out: dict[str, list[str]] = {}
@@ -137,7 +137,7 @@ class Evaluator:
             ce = (cross_encoder_model or DEFAULT_CROSS_ENCODER_MODEL) if method == "hybrid_ce" else ""
             reranker = None
             if method == "mmr":
-                from ..rerankers import DiversityReranker
+                from rag_core.retrieval.rerankers import DiversityReranker
 
                 reranker = DiversityReranker(MMR_LAMBDA)
             for qi, qid in enumerate(self.query_ids):
@@ -159,7 +159,7 @@ def cross_encoder_model_for_eval(model: str | None = None) -> str:
 
 def cross_encoder_unavailable(model: str | None = None) -> str | None:
     """Why no cross-encoder can be loaded, or None when one can."""
-    from ..retrieval import cross_encoder_status
+    from rag_core.retrieval.ranking import cross_encoder_status
 
     status = cross_encoder_status(cross_encoder_model_for_eval(model))
     return None if status.uses_cross_encoder else status.reason

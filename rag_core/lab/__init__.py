@@ -14,7 +14,7 @@ No Streamlit here; the app's pages and the CLI call these functions.
 
 from __future__ import annotations
 
-from .config import (
+from rag_core.lab.config import (
     DEFAULT_CONFIG,
     SearchConfig,
     SearchConfigError,
@@ -22,7 +22,7 @@ from .config import (
     collection_search_kwargs,
     save_collection_search,
 )
-from .judgments import (
+from rag_core.lab.judgments import (
     GRADES,
     Judgment,
     JudgmentError,

@@ -2,7 +2,7 @@
 
 A :class:`SearchConfig` names the choices hybrid search offers (fusion kind, lexical vs dense
 weight, RRF ``k``, pool size, which lexical lists feed the pool, reranker, MMR lambda) and
-turns them into keyword arguments of :func:`rag_core.retrieval.search`. A collection may keep
+turns them into keyword arguments of :func:`rag_core.retrieval.ranking.search`. A collection may keep
 its own defaults in its settings (``settings["search"]``, written by
 :func:`save_collection_search`); :func:`collection_search_kwargs` is what the app, the CLI's
 ``search`` and ``eval --collection`` all call, so every search of that collection uses them.
@@ -17,9 +17,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 
-from ..errors import RagCoreError
-from ..fusion import DEFAULT_FUSION, DEFAULT_FUSION_WEIGHTS, DEFAULT_RRF_K, FUSIONS
-from ..settings import DEFAULT_POOL
+from rag_core.errors import RagCoreError
+from rag_core.retrieval.fusion import DEFAULT_FUSION, DEFAULT_FUSION_WEIGHTS, DEFAULT_RRF_K, FUSIONS
+from rag_core.settings import DEFAULT_POOL
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class SearchConfig:
         return {"tfidf": 0.0, "bm25": lexical, "dense": 2.0 * alpha}
 
     def search_kwargs(self) -> dict:
-        """Keyword arguments of :func:`rag_core.retrieval.search` for the fused hybrid list
+        """Keyword arguments of :func:`rag_core.retrieval.ranking.search` for the fused hybrid list
         (``pool``, ``fusion``, ``fusion_weights``, ``rrf_k``, ``with_bm25``, ``with_tfidf``)."""
         return {
             "pool": int(self.pool),
@@ -152,7 +152,7 @@ def collection_config(settings: Mapping | None) -> SearchConfig:
 
 
 def collection_search_kwargs(settings: Mapping | None) -> dict:
-    """Keyword arguments of :func:`rag_core.retrieval.search` from a collection's settings
+    """Keyword arguments of :func:`rag_core.retrieval.ranking.search` from a collection's settings
     (``Library.settings(name)``): its saved defaults, else the package's."""
     return collection_config(settings).search_kwargs()
 
@@ -166,7 +166,8 @@ def saved_search(settings: Mapping | None) -> dict | None:
 def save_collection_search(store, name: str, config: SearchConfig | None, *, note: str = "") -> dict:
     """Make ``config`` the collection's default for every search (None: back to the package's).
 
-    ``store``: a :class:`~rag_core.store.CollectionStore` or a :class:`~rag_core.library.Library`.
+    ``store``: a :class:`~rag_core.collections.store.CollectionStore` or a
+    :class:`~rag_core.collections.library.Library`.
     Written under the collection's writer lock. Returns the settings as saved.
     """
     store = getattr(store, "store", store)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..errors import RagCoreError
+from rag_core.errors import RagCoreError
 
 DATA_KEY = "judgments"
 FORMAT = "rag_core.judgments"

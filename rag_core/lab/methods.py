@@ -5,16 +5,16 @@ Methods: ``tfidf`` (the contract's TF-IDF cosine; passages sharing no term are n
 cross-encoder), ``hybrid_mmr`` (the same, then maximal marginal relevance) and
 ``cross_encoder`` (the pool re-read by the cross-encoder; only when one can be loaded).
 Each list comes from the same functions the app and the CLI search with
-(:mod:`rag_core.retrieval`), so a figure here is a figure of what users see.
+(:mod:`rag_core.retrieval.ranking`), so a figure here is a figure of what users see.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ..retrieval import cross_encoder_status, search, search_dense, search_lexical
-from ..settings import DEFAULT_CROSS_ENCODER_MODEL
-from .config import DEFAULT_CONFIG, SearchConfig
+from rag_core.lab.config import DEFAULT_CONFIG, SearchConfig
+from rag_core.retrieval.ranking import cross_encoder_status, search, search_dense, search_lexical
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
 
 METHODS = ("tfidf", "bm25", "dense", "hybrid", "hybrid_mmr", "cross_encoder")
 METHOD_LABELS = {"tfidf": "TF-IDF", "bm25": "BM25", "dense": "dense", "hybrid": "hybrid",

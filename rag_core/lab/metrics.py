@@ -13,7 +13,7 @@ Per query (``ranking``: passage ids best first; ``grades``: passage id -> 0..3):
   relevant, so every other figure is a lower bound while this is above 0.
 
 The figures agree with ``ir_measures`` (``nDCG@10``, ``P(rel=2)@5``, ``Success(rel=2)@5``, ``RR(rel=2)@10``,
-``R(rel=2)@10``, ``1 - Judged@10``): ``tests/test_lab.py`` checks it. Means carry 95% bootstrap
+``R(rel=2)@10``, ``1 - Judged@10``): ``tests/lab/test_lab.py`` checks it. Means carry 95% bootstrap
 confidence intervals (``scipy.stats.bootstrap``), and two methods are compared with a paired
 randomisation test (``scipy.stats.permutation_test``, sign flips) and a paired t-test.
 Without judgments, :func:`overlap_at_k` and :func:`rank_biased_overlap` say how much two

@@ -8,10 +8,10 @@ others) or a held-out split (settings chosen on a random half, scored on the oth
 The settings recommended are the best on all judged queries; the held-out gain says what
 to expect from them on new queries, with a 95% bootstrap interval and a paired test.
 
-Each setting ranks exactly as :func:`rag_core.retrieval.search` (fusion path) does: the
+Each setting ranks exactly as :func:`rag_core.retrieval.ranking.search` (fusion path) does: the
 first-stage scores of a query are computed once, then the same
-:func:`~rag_core.retrieval.pool_candidates` and :func:`~rag_core.fusion.fuse_candidates`
-run for each setting (``tests/test_lab.py`` checks the orders agree).
+:func:`~rag_core.retrieval.ranking.pool_candidates` and :func:`~rag_core.retrieval.fusion.fuse_candidates`
+run for each setting (``tests/lab/test_lab.py`` checks the orders agree).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fusion import fuse_candidates
-from ..retrieval import covered_fusion_weights, pool_candidates
-from .config import SearchConfig
-from .judgments import Judgments, passages_of
-from .metrics import Estimate, PairedTest, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.lab.config import SearchConfig
+from rag_core.lab.judgments import Judgments, passages_of
+from rag_core.lab.metrics import Estimate, PairedTest, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.retrieval.fusion import fuse_candidates
+from rag_core.retrieval.ranking import covered_fusion_weights, pool_candidates
 
 SCHEMES = ("loo", "split")
 DEFAULT_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
@@ -192,7 +192,7 @@ class OptimiserResult:
                 "top": self.top, "seconds": round(self.seconds, 2)}
 
     def advice(self) -> str:
-        from .metrics import METRIC_LABELS
+        from rag_core.lab.metrics import METRIC_LABELS
 
         metric = METRIC_LABELS.get(self.metric, self.metric)
         if self.gain.mean is None:

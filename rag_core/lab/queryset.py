@@ -10,12 +10,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..render import page_label
-from ..settings import DEFAULT_CROSS_ENCODER_MODEL
-from .config import SearchConfig, collection_config
-from .judgments import Judgments, Passages, load_judgments, passages_of, query_id
-from .methods import METHODS, available_methods, method_label, parse_methods, run_method, unavailable_reason
-from .metrics import METRIC_LABELS, METRICS, Estimate, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.lab.config import SearchConfig, collection_config
+from rag_core.lab.judgments import Judgments, Passages, load_judgments, passages_of, query_id
+from rag_core.lab.methods import METHODS, available_methods, method_label, parse_methods, run_method, unavailable_reason
+from rag_core.lab.metrics import METRIC_LABELS, METRICS, Estimate, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.output.render import page_label
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
 
 Progress = Callable[[str], None]
 BINARY_AND_GRADED = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10")
@@ -136,8 +136,8 @@ def evaluate_collection(
     index=None,
 ) -> QuerySetRun:
     """Evaluate the collection's own judgments (``config``: default the collection's saved
-    search settings). ``library``: a :class:`~rag_core.library.Library`."""
-    from ..render import short_title
+    search settings). ``library``: a :class:`~rag_core.collections.library.Library`."""
+    from rag_core.output.render import short_title
 
     if index is None:
         index = library.load_index(name)

@@ -13,8 +13,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .judgments import JudgmentError
-from .queryset import QuerySetRun
+from rag_core.lab.judgments import JudgmentError
+from rag_core.lab.queryset import QuerySetRun
 
 PREFIX = "snapshots/"
 FORMAT = "rag_core.snapshot"

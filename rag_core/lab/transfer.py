@@ -3,7 +3,7 @@
 * :func:`judgments_csv` — one row per judgment: ``query, document, quote, grade`` (what a
   person writes in a spreadsheet) then the exact place (``doc_sha256, start, end``), page,
   title, time and the passage. UTF-8 with a byte-order mark; every text cell that a
-  spreadsheet would run as a formula is neutralised (:func:`rag_core.render.spreadsheet_safe`).
+  spreadsheet would run as a formula is neutralised (:func:`rag_core.output.render.spreadsheet_safe`).
 * :func:`write_beir` — ``corpus.jsonl`` (every passage of the collection, ``_id`` = passage
   id ``<doc_id>:<start>-<end>``), ``queries.jsonl``, ``qrels/test.tsv`` (BEIR) and
   ``qrels.txt`` (TREC: ``query 0 passage grade``), as a folder or a zip file.
@@ -26,8 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..render import page_label, short_title, spreadsheet_safe
-from .judgments import (
+from rag_core.lab.judgments import (
     FORMAT,
     Judgment,
     JudgmentError,
@@ -42,6 +41,7 @@ from .judgments import (
     query_id,
     quote_from,
 )
+from rag_core.output.render import page_label, short_title, spreadsheet_safe
 
 CSV_COLUMNS = ("query", "document", "quote", "grade", "page", "title", "judged_at", "doc_sha256", "start", "end",
                "quote_start", "quote_end", "by", "passage")
@@ -158,7 +158,7 @@ def write_beir(export: BeirExport, target: str | os.PathLike) -> Path:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    from ..atomic import write_bytes_atomic
+    from rag_core.atomic import write_bytes_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(path, data)
@@ -250,7 +250,7 @@ def parse_csv(data: bytes) -> list[dict]:
 def _locate(index, passages: Passages, sha: str, quote: str) -> tuple[int, tuple[int, int], int] | None:
     """The first passage holding ``quote`` in document ``sha``, the quote's place in the
     document's text, and how many distinct places hold it."""
-    from ..exact import search_exact
+    from rag_core.retrieval.exact import search_exact
 
     source = passages.sources.get(sha)
     hits = search_exact(quote, index, mode="normalized", max_hits=500, context=0, sources=[source])

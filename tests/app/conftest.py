@@ -12,7 +12,7 @@ from .support import COLLECTION, quote_from, small_pdfs
 @pytest.fixture(scope="session")
 def built_data_dir(tmp_path_factory) -> Path:
     """A data folder holding collection ``two papers`` (built once per test session)."""
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     paths = small_pdfs()
     root = tmp_path_factory.mktemp("app-data")

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support import PDF_DIR
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-PDFS = REPO.parent / "shared" / "data" / "pdfs"
+PDFS = PDF_DIR
 SMALL_PDFS = ("ml_bert_devlin2018_arxiv1810.04805.pdf", "ml_dpr_karpukhin2020_arxiv2004.04906.pdf")
 COLLECTION = "two papers"
 
@@ -27,7 +28,7 @@ def small_pdfs() -> list[Path]:
 
 def quote_from(pdf: Path, page: int = 2) -> str:
     """A real line of text (at least 40 characters, no line-end hyphen) from one page of ``pdf``."""
-    from rag_core.pdf import extract_pdf
+    from rag_core.pdf.extraction import extract_pdf
 
     extraction = extract_pdf(pdf)
     text = extraction.pages[page - 1].text

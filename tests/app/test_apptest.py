@@ -14,7 +14,9 @@ import tomllib
 
 import pytest
 
-from .support import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, small_pdfs
+from tests.support import REPO
+
+from .support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -94,7 +96,7 @@ def empty_dir(tmp_path):
 @pytest.fixture()
 def unembedded_dir(tmp_path):
     """A data folder with one collection of one PDF, TF-IDF only (fast to build)."""
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     root = tmp_path / "data"
     report = Library(root).add_pdfs("scratch", [small_pdfs()[1]], compute_embeddings=False)
@@ -105,7 +107,7 @@ def unembedded_dir(tmp_path):
 @pytest.fixture()
 def hostile_dir(tmp_path):
     """A TF-IDF-only collection holding a PDF with markdown and HTML in its text, labels and name."""
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     pdf = make_hostile_pdf(tmp_path, BEACON)
     root = tmp_path / "data"
@@ -175,7 +177,7 @@ def test_the_app_listens_on_this_computer_only_and_uses_the_native_pages_folder(
 
 
 def test_create_collection_through_the_form(empty_dir, monkeypatch):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     at = start(empty_dir, monkeypatch, "pages/collections.py")
     at.text_input(key="new_collection_name").input("my papers")
@@ -193,7 +195,7 @@ def test_create_collection_through_the_form(empty_dir, monkeypatch):
 
 
 def test_remove_asks_first_and_can_be_undone(tmp_path, monkeypatch):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     root = tmp_path / "data"
     lib = Library(root)
@@ -230,7 +232,7 @@ def test_remove_asks_first_and_can_be_undone(tmp_path, monkeypatch):
 
 
 def test_rename_then_delete_clears_the_confirmation_box(unembedded_dir, monkeypatch):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     lib = Library(unembedded_dir)
     lib.create("other")
@@ -261,7 +263,7 @@ def damage(collection) -> None:
 
 
 def test_a_damaged_collection_is_listed_with_its_error_and_can_be_deleted(unembedded_dir, monkeypatch):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     Library(unembedded_dir).create("healthy")
     damage(unembedded_dir / "collections" / "scratch")
@@ -423,7 +425,7 @@ def test_markdown_and_html_from_a_pdf_show_literally(hostile_dir, monkeypatch):
 
 
 def test_settings_shows_models_data_folder_and_saves_preferences(empty_dir, monkeypatch, tmp_path):
-    from rag_core.preferences import load_preferences
+    from rag_core.collections.preferences import load_preferences
 
     at = start(empty_dir, monkeypatch, "pages/settings.py")
     page = texts(at)
@@ -454,7 +456,7 @@ def test_settings_shows_models_data_folder_and_saves_preferences(empty_dir, monk
 
 
 def test_settings_with_a_local_cross_encoder(empty_dir, monkeypatch, tmp_path):
-    from rag_core.preferences import load_preferences
+    from rag_core.collections.preferences import load_preferences
     from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
 
     testing = pytest.importorskip("rag_core.testing")
@@ -480,7 +482,8 @@ def test_the_pages_import_no_heavy_library():
     import sys
 
     script = ("import sys, pages.common.lab_ui, pages.common.state, pages.common.layout\n"
-              "import rag_core.comparison, rag_core.export, rag_core.lab.methods, rag_core.citation_view\n"
+              "import rag_core.retrieval.comparison, rag_core.output.export, rag_core.lab.methods\n"
+              "import rag_core.citations.view\n"
               "print(sorted(m for m in ('torch', 'sklearn', 'scipy.stats', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr

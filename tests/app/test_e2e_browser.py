@@ -23,11 +23,12 @@ from pathlib import Path
 import pytest
 
 from rag_core.cli import main
-from rag_core.pdf_marks import MARK_COLOUR
+from rag_core.pdf.marks import MARK_COLOUR
 from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
+from tests.support import REPO
 
 from .manuscript import STATEMENTS, expected_verdicts, manuscript_text
-from .support import HOSTILE_QUOTE, HOSTILE_WORDS, REPO, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
+from .support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 
 TICK_WIDTH = 33  # the selection column of a table with selection_mode="single-row"
 
@@ -509,9 +510,9 @@ def test_browser_relevance_lab(tmp_path):
     if not CHROMIUM.is_file():
         pytest.skip("Chromium is not installed at /usr/bin/chromium; this test never downloads a browser")
     sync_api = pytest.importorskip("playwright.sync_api")
+    from rag_core.collections.library import Library
     from rag_core.lab.judgments import load_judgments
     from rag_core.lab.queryset import evaluate_collection
-    from rag_core.library import Library
 
     data = tmp_path / "data"
     slow_ok = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",

@@ -10,8 +10,9 @@ import shutil
 import pytest
 
 from rag_core.lab.judgments import load_judgments
+from tests.support import REPO
 
-from .support import COLLECTION, REPO, small_pdfs
+from .support import COLLECTION, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
@@ -108,7 +109,7 @@ def test_judging_metrics_knobs_and_movement_on_compare(lab_dir, monkeypatch):
 
 
 def _library(root):
-    from rag_core.library import Library
+    from rag_core.collections.library import Library
 
     return Library(root)
 
@@ -116,7 +117,7 @@ def _library(root):
 def _judge_some(root) -> None:
     """Judgments for three questions, made with the engine (as an import would)."""
     from rag_core.lab.judgments import add_judgments, make_judgment, passages_of
-    from rag_core.retrieval import search
+    from rag_core.retrieval.ranking import search
 
     lib = _library(root)
     index = lib.load_index(COLLECTION)

@@ -14,11 +14,12 @@ import re
 
 import pytest
 
-from rag_core.citations import RELATED_MIN_MEANING
+from rag_core.citations.verdicts import RELATED_MIN_MEANING
 from rag_core.cli import main
+from tests.support import REPO
 
 from .manuscript import BERT, DPR, REFERENCES
-from .support import COLLECTION, REPO, small_pdfs
+from .support import COLLECTION, small_pdfs
 from .test_apptest import assert_clean, html_text, markdown_elements, notes, passages, start
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest

@@ -1,0 +1,325 @@
+"""What the Verify page shows of a citation check, as pure functions (no Streamlit).
+
+The verdicts keep their API names (``verbatim``, ``near_verbatim``, ``related``,
+``not_found``) everywhere the user sees them, each with a sentence on what it means
+(:data:`VERDICT_MEANINGS`). :func:`word_diff` and :func:`word_diff_html` show a near-verbatim
+quote against the document word by word; :func:`statement_records` and
+:func:`statements_from_records` turn a manuscript's statements into the rows of the editable
+list and back (the citation markers parsed again, so an edited marker counts);
+:func:`report_records` gives the rows of the report table; :func:`evidence_target` the part
+of a place that :func:`rag_core.pdf.marks.mark_hit` needs to mark it on its page.
+
+Text from a document or a manuscript stays data: the HTML helpers escape it first
+(:func:`rag_core.output.render.literal_html`) and add only their own tags.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
+
+from rag_core.citations.manuscript import Reference, Statement, parse_citations
+from rag_core.output.render import literal_html, page_label, snippet
+from rag_core.text.folding import normalize_for_matching
+
+__all__ = [
+    "MISATTRIBUTED",
+    "VERDICTS",
+    "VERDICT_MEANINGS",
+    "evidence_target",
+    "folding_text",
+    "match_spans",
+    "pasted_kind",
+    "place_page",
+    "report_file_stem",
+    "report_records",
+    "sentence_window",
+    "statement_option",
+    "statement_records",
+    "statements_from_records",
+    "verdict_counts",
+    "verdict_summary",
+    "where_text",
+    "word_diff",
+    "word_diff_html",
+]
+
+VERDICTS = ("verbatim", "near_verbatim", "related", "not_found")
+VERDICT_MEANINGS = {
+    "verbatim": "Word for word: the statement occurs in the document exactly as written "
+                "(once line breaks, ligatures, hyphens, quote marks and case are folded, when that was needed).",
+    "near_verbatim": "Nearly word for word: the closest passage differs by a few words, shown below. "
+                     "Check which wording is right before you quote it.",
+    "related": "Not in these words, but passages close in meaning exist; their best sentence is marked. "
+               "The score says they are about the same thing, not that they support the statement: read them "
+               "and judge.",
+    "not_found": "Not found: neither these words nor a passage close in meaning is in the collection. "
+                 "The closest passages are shown for you to read.",
+}
+MISATTRIBUTED = "found, but in a different document than the one cited"
+
+_QUOTE_KINDS = ("quote", "claim")
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def verdict_counts(rows: Iterable[Mapping]) -> dict[str, int]:
+    """How many rows have each verdict (every verdict present, in :data:`VERDICTS` order)."""
+    counts = dict.fromkeys(VERDICTS, 0)
+    for row in rows:
+        verdict = row.get("verdict")
+        if verdict in counts:
+            counts[verdict] += 1
+    return counts
+
+
+def verdict_summary(rows: Sequence[Mapping]) -> str:
+    """ "31 statements: 18 verbatim · 5 near_verbatim · 3 related · 5 not_found · 2 misattributed"."""
+    counts = verdict_counts(rows)
+    misattributed = sum(1 for row in rows if row.get("misattributed"))
+    parts = [f"{n} {verdict}" for verdict, n in counts.items()] + [f"{misattributed} misattributed"]
+    return f"{len(rows)} statement{'s' if len(rows) != 1 else ''}: " + " · ".join(parts)
+
+
+def folding_text(check: Mapping) -> str:
+    """Whether a verbatim quote needed folding to match, and which."""
+    if not check.get("folded"):
+        return "No folding was needed: the quote is character for character as in the document's text."
+    return ("Found after folding " + ", ".join(check.get("folds") or []) +
+            ": the document's text differs from the quote only in these.")
+
+
+def where_text(row: Mapping, title: str | None = None) -> str:
+    """ "Devlin et al. 2018 · BERT…, p. 3 (printed 117)": a document (its title when known) and page."""
+    name = title or row.get("source") or "?"
+    if not (row.get("page") or row.get("page_start")):
+        return str(name)
+    return f"{name}, {page_label(row)}"
+
+
+# --------------------------------------------------------------------------- word diff
+
+_WORD = re.compile(r"[^ ]+")
+_PUNCTUATION = ".,;:!?'\"()[]{}"
+
+
+def _words(text: str) -> tuple[list[str], list[str]]:
+    """The words of ``text`` as written (each a stretch of the original) and folded for comparison."""
+    folded, origin = normalize_for_matching(text)
+    originals, tokens = [], []
+    for m in _WORD.finditer(folded):
+        a, b = m.span()
+        originals.append(" ".join(text[origin[a]:origin[b - 1] + 1].split()))
+        tokens.append(m.group().strip(_PUNCTUATION) or m.group())
+    return originals, tokens
+
+
+def word_diff(document: str, quote: str) -> list[tuple[str, str]]:
+    """The quote against the document's passage, word by word: ``(kind, text)`` pieces where
+    kind is "same" (the document's words, the same in the quote once folded), "removed" (the
+    document's words the quote changed or left out) or "added" (the quote's words in their
+    place). Line breaks, ligatures, hyphens, quote marks and case do not count as changes."""
+    doc_words, doc_tokens = _words(document)
+    quote_words, quote_tokens = _words(quote)
+    pieces: list[tuple[str, str]] = []
+    matcher = SequenceMatcher(None, doc_tokens, quote_tokens, autojunk=False)
+    for tag, d0, d1, q0, q1 in matcher.get_opcodes():
+        if tag == "equal":
+            pieces.append(("same", " ".join(doc_words[d0:d1])))
+            continue
+        if d1 > d0:
+            pieces.append(("removed", " ".join(doc_words[d0:d1])))
+        if q1 > q0:
+            pieces.append(("added", " ".join(quote_words[q0:q1])))
+    return pieces
+
+
+def word_diff_html(document: str, quote: str) -> str:
+    """:func:`word_diff` as literal HTML: removed words in ``<del class="rc-del">``, added words
+    in ``<ins class="rc-ins">``, every word escaped."""
+    tags = {"removed": ('<del class="rc-del">', "</del>"), "added": ('<ins class="rc-ins">', "</ins>")}
+    out = []
+    for kind, text in word_diff(document, quote):
+        opening, closing = tags.get(kind, ("", ""))
+        out.append(f"{opening}{literal_html(text)}{closing}")
+    return " ".join(out)
+
+
+# --------------------------------------------------------------------------- the editable list
+
+
+def _present(value) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    return bool(str(value).strip())
+
+
+def statement_records(statements: Sequence[Statement]) -> list[dict]:
+    """The rows of the editable statement list: ``id`` (its position in ``statements``),
+    ``statement``, ``kind``, ``cited`` (the markers), ``reference`` (the reference-list entries
+    the markers point to) and ``line``."""
+    records = []
+    for n, statement in enumerate(statements):
+        references = [c.reference for c in statement.citations if c.reference]
+        records.append({
+            "id": n, "statement": statement.text, "kind": statement.kind, "cited": statement.cited,
+            "reference": " | ".join(dict.fromkeys(references)), "line": statement.line,
+        })
+    return records
+
+
+def statements_from_records(records: Iterable[Mapping], *, originals: Sequence[Statement] = (),
+                            references: Sequence[Reference] = ()) -> list[Statement]:
+    """The statements of the (edited) list, in its order; rows without a statement are left out.
+
+    A row still as extracted keeps its statement; a changed ``cited`` cell is parsed again
+    against the manuscript's ``references`` (a marker like ``[3]`` or ``(Devlin et al., 2019)``);
+    a new row is a claim unless its kind says otherwise.
+    """
+    statements = []
+    for record in records:
+        text = record.get("statement")
+        if not _present(text):
+            continue
+        text = " ".join(str(text).split())
+        kind = str(record.get("kind")) if record.get("kind") in _QUOTE_KINDS else "claim"
+        cited = " ".join(str(record.get("cited")).split()) if _present(record.get("cited")) else ""
+        row_id = record.get("id")
+        original = None
+        if _present(row_id):
+            try:
+                position = int(row_id)
+            except (TypeError, ValueError):
+                position = -1
+            if 0 <= position < len(originals):
+                original = originals[position]
+        if original is not None and original.text == text and original.cited == cited and original.kind == kind:
+            statements.append(original)
+            continue
+        if original is not None and original.cited == cited:
+            citations = original.citations
+        else:
+            citations = parse_citations(cited, references=references) if cited else []
+        statements.append(Statement(text=text, kind=kind, sentence=original.sentence if original else text,
+                                    citations=citations, line=original.line if original else None))
+    return statements
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = None) -> list[dict]:
+    """The rows of the report table: number, statement, verdict, document (short title, else
+    file name), physical page, printed page label (when the PDF has one), similarity, changed
+    words, cited, misattributed.
+    A ``not_found`` row names no document: its closest passage is not evidence."""
+    titles = titles or {}
+    records = []
+    for n, row in enumerate(rows, start=1):
+        # a not_found row's document is only the closest passage's: left out of the table
+        source = row.get("source") if row.get("verdict") != "not_found" else None
+        has_page = bool(source and row.get("page"))
+        records.append({
+            "#": n,
+            "statement": row.get("statement") or "",
+            "verdict": row.get("verdict") or "",
+            "document": (titles.get(source) or source or "") if source else "",
+            "page": row.get("page") if has_page else None,
+            "printed page": str(row.get("page_label") or "") if has_page else "",
+            "similarity": row.get("similarity"),
+            "changed words": row.get("diff") or "",
+            "cited": row.get("cited") or "",
+            "misattributed": MISATTRIBUTED if row.get("misattributed") else "",
+        })
+    return records
+
+
+def statement_option(n: int, row: Mapping) -> str:
+    """ "#3 · near_verbatim · However, building the FAISS index…" (a choice in a select box)."""
+    return f"#{n} · {row.get('verdict')} · {snippet(str(row.get('statement') or ''), chars=70)}"
+
+
+def report_file_stem(name: str | None) -> str:
+    """A file name for the report from the manuscript's name: letters, digits, ``.-_`` only."""
+    stem = re.sub(r"\.[A-Za-z0-9]{1,8}$", "", str(name or ""))
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:60]
+    return f"citation-check-{stem}" if stem else "citation-check"
+
+
+# --------------------------------------------------------------------------- places
+
+
+def match_spans(hit: Mapping, *, context: int = 300) -> list[tuple[int, int]]:
+    """Where a place's ``match`` sits in its ``snippet`` (the match with ``context`` characters
+    of the document around it, "..." where cut), for marking it."""
+    text, match = hit.get("snippet") or "", hit.get("match") or ""
+    if not match:
+        return []
+    start = hit.get("doc_start")
+    if isinstance(start, int) and not isinstance(start, bool):
+        offset = (3 if start > context else 0) + min(start, context)
+        if text[offset:offset + len(match)] == match:
+            return [(offset, offset + len(match))]
+    found = text.find(match)
+    return [(found, found + len(match))] if found >= 0 else []
+
+
+def place_page(row: Mapping) -> str:
+    """The page of a place: "p. 3", "pp. 3–4", "p. 3 (printed 117)"; for a close passage, the
+    page of its best sentence."""
+    if row.get("sentence_page"):
+        return page_label({"page": row["sentence_page"], "page_label": row.get("sentence_page_label")})
+    return page_label(row)
+
+
+def sentence_window(row: Mapping, *, context: int = 400) -> tuple[str, list[tuple[int, int]]]:
+    """A close passage cut to ``context`` characters around its best sentence ("…" where cut),
+    and where that sentence is in the cut text; the whole passage when it has no best sentence."""
+    text = row.get("text") or ""
+    start, end = row.get("sentence_start"), row.get("sentence_end")
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
+        return text, []
+    lo, hi = max(0, start - context), min(len(text), end + context)
+    if lo > 0:  # whole words at the cuts
+        space = text.find(" ", lo, start)
+        lo = space + 1 if space >= 0 else lo
+    if hi < len(text):
+        space = text.rfind(" ", end, hi)
+        hi = space if space > 0 else hi
+    head = "…" if lo > 0 else ""
+    cut = head + text[lo:hi] + ("…" if hi < len(text) else "")
+    return cut, [(start - lo + len(head), end - lo + len(head))]
+
+
+_LATEX = re.compile(r"\\(?:cite[a-z]*\*?\{|begin\{document\}|bibitem\b|section\*?\{)")
+
+
+def pasted_kind(text: str) -> str:
+    """How to read pasted manuscript text: "latex" when it has LaTeX commands (``\\cite{...}``,
+    ``\\begin{document}``, ``\\bibitem``), else "text"."""
+    return "latex" if _LATEX.search(text or "") else "text"
+
+
+# --------------------------------------------------------------------------- evidence
+
+_TARGET_KEYS = ("pages", "sentence_pages", "sentence", "sentence_page", "page", "page_start", "page_label",
+                "match", "text")
+
+
+def evidence_target(row: Mapping) -> dict:
+    """The part of a place (a verbatim hit, a near-verbatim alignment, a close passage) that
+    :func:`rag_core.pdf.marks.mark_hit` reads to mark it: small, and the same for the same place."""
+    target = {key: row[key] for key in _TARGET_KEYS if row.get(key) not in (None, "", [])}
+    if target.get("pages") or target.get("sentence_pages"):  # the segments are enough
+        target.pop("text", None)
+        target.pop("match", None)
+    for key in ("pages", "sentence_pages"):
+        if key in target:
+            target[key] = [{"page": s.get("page"), "page_label": s.get("page_label"), "text": s.get("text")}
+                           for s in target[key]]
+    return target

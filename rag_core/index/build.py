@@ -1,0 +1,224 @@
+"""``RagIndex``: chunks, the TF-IDF matrix, dense embeddings and (lazily) BM25."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.sparse as sp
+
+from rag_core.index.lexical import BM25Index, TfidfScorer, fit_tfidf
+from rag_core.index.mapped import read_rows
+from rag_core.models.embedding import DEFAULT_LONG_TEXT, encode_passages, encode_query
+from rag_core.models.loading import load_bi_encoder
+from rag_core.text.chunking import chunk_text
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from rag_core.index.ann import AnnIndex
+from rag_core.settings import ANN_OVERFETCH, CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS, DEFAULT_EMBEDDING_MODEL
+
+
+def index_text(chunk: dict) -> str:
+    """What BM25 and the bi-encoder read of a chunk: its ``context`` (document title and section
+    heading, :mod:`rag_core.text.passage_context`) on a line before its text, or just the text.
+    TF-IDF (the contract's), exact search and the cross-encoder read the text alone."""
+    context = chunk.get("context")
+    return f"{context}\n{chunk['text']}" if context else chunk["text"]
+
+
+@dataclass
+class RagIndex:
+    """A searchable set of chunks.
+
+    ``chunks`` are dicts with at least ``text`` and ``source``; ``matrix`` holds their
+    unit-normalised TF-IDF rows; ``embeddings`` their unit-normalised dense vectors, or
+    None when built without embeddings. While a collection's vectors are still being
+    computed, ``dense_mask`` says which rows of ``embeddings`` hold one (None: all do).
+    ``encoder`` is the bi-encoder variant that made the vectors ("torch", "onnx-int8", ...);
+    queries are encoded with the same one.
+    """
+
+    chunks: list[dict]
+    vectorizer: TfidfVectorizer
+    matrix: sp.csr_matrix
+    embeddings: np.ndarray | None = None
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    chunk_size: int = CHUNK_SIZE_CHARS
+    overlap: int = CHUNK_OVERLAP_CHARS
+    bm25: BM25Index | None = field(default=None, repr=False)
+    dense_mask: np.ndarray | None = field(default=None, repr=False)
+    encoder: str | None = None
+    ann: AnnIndex | None = field(default=None, repr=False, compare=False)
+    _query_vector: tuple | None = field(default=None, repr=False, compare=False)
+    _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.matrix.shape[0] != len(self.chunks):
+            raise ValueError(f"TF-IDF matrix has {self.matrix.shape[0]} rows for {len(self.chunks)} chunks")
+        if self.embeddings is not None and len(self.embeddings) != len(self.chunks):
+            raise ValueError(f"{len(self.embeddings)} embeddings for {len(self.chunks)} chunks")
+        if self.dense_mask is not None:
+            if self.embeddings is None or len(self.dense_mask) != len(self.chunks):
+                raise ValueError("dense_mask needs embeddings and one flag per chunk")
+            if bool(np.all(self.dense_mask)):
+                self.dense_mask = None
+
+    @property
+    def dense_coverage(self) -> tuple[int, int]:
+        """``(chunks with a dense vector, all chunks)``."""
+        if self.embeddings is None:
+            return 0, len(self.chunks)
+        if self.dense_mask is None:
+            return len(self.chunks), len(self.chunks)
+        return int(np.count_nonzero(self.dense_mask)), len(self.chunks)
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    @property
+    def sources(self) -> list[str]:
+        """Distinct sources, in the order they first appear."""
+        return list(dict.fromkeys(c["source"] for c in self.chunks))
+
+    def _tfidf(self) -> TfidfScorer:
+        if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
+            self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
+        return self._tfidf_scorer
+
+    def tfidf_scores(self, query: str) -> np.ndarray:
+        return self._tfidf().scores(query)
+
+    def tfidf_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        """TF-IDF cosines of ``rows`` only."""
+        return self._tfidf().scores_at(query, rows)
+
+    def bm25_scores(self, query: str) -> np.ndarray:
+        if self.bm25 is None:
+            self.bm25 = BM25Index.build([index_text(c) for c in self.chunks])
+        return self.bm25.scores(query)
+
+    def query_vector(self, query: str, embedding_model: str | None = None) -> np.ndarray:
+        """The query's embedding, by the model and encoder variant that made the index's vectors
+        (the last one is kept: the searches of one comparison share it)."""
+        key = (query, embedding_model or self.embedding_model, self.encoder)
+        if self._query_vector is not None and self._query_vector[0] == key:
+            return self._query_vector[1]
+        model = load_bi_encoder(embedding_model or self.embedding_model, encoder=self.encoder)
+        vector = encode_query(model, query)
+        self._query_vector = (key, vector)
+        return vector
+
+    def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
+        """The cosine of every chunk to the query (an exact product over all vectors)."""
+        if self.embeddings is None:
+            raise ValueError("this index was built without embeddings (compute_embeddings=False)")
+        return self.embeddings @ self.query_vector(query, embedding_model)
+
+    def dense_top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, cosines)`` of the ``k`` chunks nearest the query, best first, among those with
+        a vector: through the HNSW graph when the index has one, else exactly."""
+        vector = self.query_vector(query)
+        if self.ann is not None:
+            # the graph proposes a few more than asked; exact cosines (float32, not the graph's
+            # float16 copies) order them, which near-duplicate passages need
+            rows, _ = self.ann.search(vector, max(2 * int(k), ANN_OVERFETCH))
+            rows = rows[(rows >= 0) & (rows < len(self.chunks))]
+            cosines = self.dense_at(query, rows)
+            keep = np.isfinite(cosines)
+            rows, cosines = rows[keep], cosines[keep]
+            order = np.lexsort((rows, -cosines))[: int(k)]
+            return rows[order], cosines[order]
+        scores = self.dense_scores(query)
+        if self.dense_mask is not None:
+            scores = np.where(self.dense_mask, scores, -np.inf)
+        from rag_core.index.lexical import top_k
+
+        rows = top_k(scores, k)
+        rows = rows[np.isfinite(scores[rows])]
+        return rows, scores[rows].astype(np.float32)
+
+    def dense_at(self, query: str, rows: np.ndarray) -> np.ndarray:
+        """Exact cosines of the given rows to the query (rows without a vector get NaN)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.embeddings is None or not len(rows):
+            return np.full(len(rows), np.nan, dtype=np.float32)
+        vectors = read_rows(self.embeddings, rows)  # a few rows: read, not mapped (rag_core.index.mapped)
+        values = (np.asarray(vectors, dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
+        if self.dense_mask is not None:
+            values[~self.dense_mask[rows]] = np.nan
+        return values
+
+
+def embed_chunks(
+    chunks: list[dict],
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    *,
+    long_text: str = DEFAULT_LONG_TEXT,
+    encoder: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Unit-normalised embeddings of what the bi-encoder reads of each chunk (:func:`index_text`;
+    ``encoder``: the variant, default auto)."""
+    model = load_bi_encoder(embedding_model, encoder=encoder)
+    return encode_passages(model, [index_text(c) for c in chunks], long_text=long_text, progress=progress)
+
+
+def build_index_from_chunks(
+    chunks: list[dict],
+    *,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    compute_embeddings: bool = True,
+    embeddings: np.ndarray | None = None,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+    long_text: str = DEFAULT_LONG_TEXT,
+    with_bm25: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> RagIndex:
+    """Index prepared chunks; pass ``embeddings`` to reuse vectors already computed."""
+    if not chunks:
+        raise ValueError("No chunks to index: every document was empty or blank.")
+    vectorizer, matrix = fit_tfidf([c["text"] for c in chunks])
+    encoder = None
+    if embeddings is None and compute_embeddings:
+        from rag_core.models.loading import encoder_variant
+
+        model = load_bi_encoder(embedding_model)
+        encoder = encoder_variant(model)
+        embeddings = encode_passages(model, [index_text(c) for c in chunks], long_text=long_text, progress=progress)
+    bm25 = BM25Index.build([index_text(c) for c in chunks]) if with_bm25 else None
+    return RagIndex(
+        chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=embeddings,
+        embedding_model=embedding_model, chunk_size=chunk_size, overlap=overlap, bm25=bm25, encoder=encoder,
+    )
+
+
+def build_index(
+    documents: Iterable[tuple[str, str]],
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    compute_embeddings: bool = True,
+    chunk_size: int = CHUNK_SIZE_CHARS,
+    overlap: int = CHUNK_OVERLAP_CHARS,
+    *,
+    long_text: str = DEFAULT_LONG_TEXT,
+    progress: Callable[[int, int], None] | None = None,
+) -> RagIndex:
+    """Chunk ``(text, source)`` pairs and index them (TF-IDF, BM25 and, optionally, embeddings).
+
+    Raises ``ValueError`` when there are no chunks at all.
+    """
+    chunks: list[dict] = []
+    for item in documents:
+        try:
+            text, source = item
+        except (TypeError, ValueError):
+            raise TypeError(f"documents must be (text, source) pairs, got {item!r:.80}") from None
+        chunks.extend(chunk_text(text or "", str(source), chunk_size, overlap))
+    return build_index_from_chunks(
+        chunks, embedding_model=embedding_model, compute_embeddings=compute_embeddings,
+        chunk_size=chunk_size, overlap=overlap, long_text=long_text, progress=progress,
+    )

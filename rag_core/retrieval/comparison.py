@@ -1,0 +1,153 @@
+"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field, replace
+
+from rag_core.index.build import RagIndex
+from rag_core.retrieval.exact import search_exact
+from rag_core.retrieval.ranking import QueryScores, cross_encoder_status, search_with_scores
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
+from rag_core.text.query import check_query
+from rag_core.types import ExactHit, HybridRow, LexicalRow, Movement
+
+EXACT_COUNT_LIMIT = 10_000  # places the exact search counts before it stops
+
+
+@dataclass
+class Comparison:
+    """The three lists for one query; each row knows its rank in the other lists.
+
+    Rows of ``tfidf`` and ``hybrid`` carry ``tfidf_list_rank``, ``hybrid_list_rank``,
+    ``exact_list_rank`` (None when absent) and ``movement`` against the TF-IDF list:
+    "up", "down", "same" or "new". Exact rows carry the ranked lists' ranks of their chunk.
+    ``exact_total`` counts every place the exact search found (in ``exact_documents``
+    documents; ``exact_capped`` when it stopped counting at ``EXACT_COUNT_LIMIT``); ``exact``
+    keeps the ``max_exact_hits`` of them with the highest TF-IDF cosine to the query.
+    ``lexical_match`` is False when no passage shares a term with the query: hybrid rows are
+    then only close in meaning.
+    """
+
+    query: str
+    tfidf: list[LexicalRow]
+    hybrid: list[HybridRow]
+    exact: list[ExactHit]
+    reranker: str
+    reranker_kind: str
+    reranker_detail: str
+    exact_mode: str
+    exact_error: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    exact_total: int = 0
+    exact_documents: int = 0
+    exact_capped: bool = False
+    lexical_match: bool = True
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query, "tfidf": self.tfidf, "hybrid": self.hybrid, "exact": self.exact,
+            "reranker": self.reranker, "reranker_kind": self.reranker_kind,
+            "reranker_detail": self.reranker_detail, "exact_mode": self.exact_mode,
+            "exact_error": self.exact_error, "timings_ms": self.timings_ms,
+            "exact_total": self.exact_total, "exact_documents": self.exact_documents,
+            "exact_capped": self.exact_capped, "lexical_match": self.lexical_match,
+        }
+
+
+def movement(rank: int, tfidf_rank: int | None) -> Movement:
+    """A row's move against the TF-IDF list: "up", "down", "same" or "new"."""
+    if tfidf_rank is None:
+        return "new"
+    if rank < tfidf_rank:
+        return "up"
+    if rank > tfidf_rank:
+        return "down"
+    return "same"
+
+
+def compare(
+    query: str,
+    index: RagIndex,
+    *,
+    top: int = 10,
+    pool: int = DEFAULT_POOL,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    exact_mode: str = "normalized",
+    exact_query: str | None = None,
+    max_exact_hits: int = 10,
+    context: int = 200,
+    sources: Collection[str] | None = None,
+    search_options: Mapping | None = None,
+) -> Comparison:
+    """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
+
+    The three lists share one :class:`~rag_core.retrieval.ranking.QueryScores`: each first-stage
+    score (TF-IDF cosines above all) is computed once for the query, not once per list.
+    ``search_options``: more keyword arguments of the hybrid :func:`~rag_core.retrieval.ranking.search`
+    (``fusion``, ``fusion_weights``, ``rrf_k``, ``with_bm25``, ``with_tfidf``), e.g. a
+    collection's saved defaults from :func:`rag_core.lab.config.collection_search_kwargs`.
+    """
+    query = check_query(query)
+    scores = QueryScores(index, query)
+    timings: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
+    tfidf = [r for r in search_with_scores(scores, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
+    timings["tfidf"] = (time.perf_counter() - t0) * 1000
+
+    t0 = time.perf_counter()
+    hybrid = search_with_scores(scores, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
+                                sources=sources, **dict(search_options or {}))
+    timings["hybrid"] = (time.perf_counter() - t0) * 1000
+    status = cross_encoder_status(cross_encoder_model)
+    if hybrid and hybrid[0].get("reranker_detail") and status.reranker is None:  # the fusion actually used
+        status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
+
+    t0 = time.perf_counter()
+    exact_error = None
+    try:  # every place, to count them; the list keeps those most about the question
+        found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
+                             mode=exact_mode, sources=sources)
+    except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
+        found, exact_error = [], str(exc)
+    for hit in found:
+        # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
+        # TF-IDF cosine to the query, as in the other two lists, and orders the list.
+        hit.update(score=1.0, score_type="exact", cosine=float(scores.tfidf[hit["chunk_index"]]),
+                   doc_id=index.chunks[hit["chunk_index"]].get("doc_id"))
+    exact = sorted(found, key=lambda h: (-h["cosine"], h["chunk_index"]))[:max_exact_hits]
+    for rank, hit in enumerate(exact, start=1):
+        hit["rank"] = rank
+    timings["exact"] = (time.perf_counter() - t0) * 1000
+
+    tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}
+    hybrid_ranks = {r["chunk_index"]: r["rank"] for r in hybrid}
+    exact_ranks = {h["chunk_index"]: h["rank"] for h in exact}
+    for rows in (tfidf, hybrid):
+        for row in rows:
+            i = row["chunk_index"]
+            row["tfidf_list_rank"] = tfidf_ranks.get(i)
+            row["hybrid_list_rank"] = hybrid_ranks.get(i)
+            row["exact_list_rank"] = exact_ranks.get(i)
+            row["movement"] = movement(row["rank"], tfidf_ranks.get(i))
+    for hit in exact:
+        hit["tfidf_list_rank"] = tfidf_ranks.get(hit["chunk_index"])
+        hit["hybrid_list_rank"] = hybrid_ranks.get(hit["chunk_index"])
+    return Comparison(
+        query=query, tfidf=tfidf, hybrid=hybrid, exact=exact, reranker=status.name,
+        reranker_kind=status.kind, reranker_detail=status.detail, exact_mode=exact_mode,
+        exact_error=exact_error, timings_ms={k: round(v, 2) for k, v in timings.items()},
+        exact_total=len(found), exact_documents=len({h["source"] for h in found}),
+        exact_capped=bool(found) and bool(found[-1].get("truncated")),
+        lexical_match=bool(tfidf) or any(r.get("tfidf_rank") or r.get("bm25_rank") for r in hybrid),
+    )
+
+
+# verify_quote moved to rag_core.citations.verdicts (graded verdicts); re-exported here so
+# ``from rag_core.retrieval.comparison import verify_quote`` keeps working.
+from rag_core.citations.verdicts import CitationCheck, verify_quote  # noqa: E402,F401
+
+QuoteCheck = CitationCheck  # the old name of the result type

@@ -1,0 +1,457 @@
+"""The ranked searches: TF-IDF, BM25, dense, and hybrid (pool union, then rerank or fuse)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rag_core.index.build import RagIndex
+from rag_core.index.chunk_table import chunk_sources_mask
+from rag_core.index.lexical import top_k
+from rag_core.models.loading import ModelUnavailableError, resolve_model
+from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, FUSIONS, fuse_candidates, fusion_score_type
+from rag_core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
+from rag_core.settings import (
+    DEFAULT_CROSS_ENCODER_MODEL,
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_FUSION,
+    DEFAULT_FUSION_WEIGHTS,
+    DEFAULT_POOL,
+    DEFAULT_RRF_K,
+    DEFAULT_WITH_BM25,
+)
+from rag_core.text.query import check_query
+from rag_core.types import DenseRow, HybridRow, LexicalRow
+
+LEXICAL_METHODS = ("tfidf", "bm25")
+
+__all__ = [
+    "LEXICAL_METHODS",
+    "QueryScores",
+    "RerankerStatus",
+    "check_query",
+    "cross_encoder_status",
+    "forget_rerankers",
+    "pool_candidates",
+    "search",
+    "search_dense",
+    "search_lexical",
+    "search_with_scores",
+]
+
+
+@dataclass
+class QueryScores:
+    """One query's first-stage scores over every chunk of one index, each computed at most once.
+
+    :func:`rag_core.compare` runs three searches of the same query; they share one of these,
+    so the TF-IDF cosines (needed by every row) are computed once, not once per list.
+    """
+
+    index: RagIndex
+    query: str
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def tfidf(self) -> np.ndarray:
+        if "tfidf" not in self._cache:
+            self._cache["tfidf"] = self.index.tfidf_scores(self.query)
+        return self._cache["tfidf"]
+
+    @property
+    def bm25(self) -> np.ndarray:
+        if "bm25" not in self._cache:
+            self._cache["bm25"] = self.index.bm25_scores(self.query)
+        return self._cache["bm25"]
+
+    def tfidf_at(self, rows: np.ndarray) -> np.ndarray:
+        """TF-IDF cosines of ``rows``: from the whole list when it was computed, else of those rows only."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if "tfidf" in self._cache or not hasattr(self.index, "tfidf_at"):
+            return self.tfidf[rows]
+        return self.index.tfidf_at(self.query, rows)
+
+    def dense(self, embedding_model: str | None = None) -> np.ndarray:
+        key = f"dense:{embedding_model or self.index.embedding_model}"
+        if key not in self._cache:
+            self._cache[key] = self.index.dense_scores(self.query, embedding_model)
+        return self._cache[key]
+
+
+def _source_mask(index: RagIndex, sources: Collection[str] | None) -> np.ndarray | None:
+    if not sources:
+        return None
+    return chunk_sources_mask(index.chunks, set(sources))
+
+
+def _masked(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    if mask is None:
+        return scores
+    out = np.array(scores, dtype=np.float32, copy=True)
+    out[~mask] = -np.inf
+    return out
+
+
+def _row(index: RagIndex, i: int, rank: int, score: float, score_type: str, cosine: float) -> dict:
+    chunk = index.chunks[i]
+    return {
+        "rank": rank,
+        "source": chunk["source"],
+        "text": chunk["text"],
+        "score": float(score),
+        "score_type": score_type,
+        "cosine": float(cosine),
+        "chunk_index": int(i),
+        "doc_chunk": chunk.get("doc_chunk"),
+        "page_start": chunk.get("page_start"),
+        "page_end": chunk.get("page_end"),
+        "page_label": chunk.get("page_label"),
+        "doc_id": chunk.get("doc_id"),
+    }
+
+
+def _ranked_order(scores: np.ndarray, top: int, mask: np.ndarray | None) -> np.ndarray:
+    order = top_k(_masked(scores, mask), top)
+    return order if mask is None else order[mask[order]]
+
+
+def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str] | None) -> list[LexicalRow]:
+    if method not in LEXICAL_METHODS:
+        raise ValueError(f"method must be one of {LEXICAL_METHODS}, got {method!r}")
+    index = scores.index
+    values = scores.tfidf if method == "tfidf" else scores.bm25
+    order = _ranked_order(values, top, _source_mask(index, sources))
+    score_type = "cosine" if method == "tfidf" else "bm25"
+    cos = scores.tfidf_at(order)  # a BM25 list needs the cosines of its rows only
+    ranked = enumerate(zip(order, cos, strict=True), start=1)
+    return [_row(index, i, r, values[i], score_type, c) for r, (i, c) in ranked]
+
+
+def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
+                   sources: Collection[str] | None = None) -> list[LexicalRow]:
+    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking."""
+    return _lexical(QueryScores(index, check_query(query)), top, method, sources)
+
+
+def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
+                 sources: Collection[str] | None = None) -> list[DenseRow]:
+    """Bi-encoder cosine ranking (``score_type`` "dense_cosine")."""
+    scores = QueryScores(index, check_query(query))
+    if getattr(index, "ann", None) is not None and not sources and embedding_model in (None, index.embedding_model):
+        order, values = index.dense_top(scores.query, top)  # a large index: through its HNSW graph
+        dense = dict(zip(order.tolist(), values.tolist(), strict=True))
+    else:
+        dense = scores.dense(embedding_model)
+        order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
+    cos = scores.tfidf_at(order)
+    ranked = enumerate(zip(order, cos, strict=True), start=1)
+    rows = [_row(index, i, r, dense[i], "dense_cosine", c) for r, (i, c) in ranked]
+    coverage = list(index.dense_coverage)
+    for row in rows:
+        row["dense_cosine"] = row["score"]
+        row["dense_coverage"] = coverage
+    return rows
+
+
+def covered_fusion_weights(index: RagIndex, weights: dict[str, float] | None) -> dict[str, float] | None:
+    """The fusion weights, the dense list's scaled by the share of chunks that have a vector.
+
+    While vectors are still being computed the dense list ranks only those chunks (at first a
+    few of one document), and min-max scaling puts the best of them level with the best
+    lexical find: right after an upload an unrelated passage (TF-IDF cosine 0, dense cosine
+    0.11, the closest of 16 embedded ones) came first. Its say now grows with its coverage.
+    """
+    if index.embeddings is None or index.dense_mask is None:
+        return weights
+    done, total = index.dense_coverage
+    merged = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
+    return {**merged, "dense": merged.get("dense", 0.0) * done / max(total, 1)}
+
+
+def _with_vectors(index: RagIndex, mask: np.ndarray | None) -> np.ndarray | None:
+    """``mask`` narrowed to the chunks that have a dense vector (while vectors are still being computed)."""
+    if index.dense_mask is None:
+        return mask
+    return index.dense_mask if mask is None else (mask & index.dense_mask)
+
+
+def pool_candidates(
+    scores: dict[str, np.ndarray], pool: int, mask: np.ndarray | None = None
+) -> tuple[dict[str, dict[int, int]], list[int]]:
+    """Each first-stage list's top ``pool`` (rank from 1) and their union, in list order.
+
+    Lexical lists keep only chunks that share a term with the query (score > 0).
+    """
+    lists: dict[str, list[int]] = {}
+    for name, values in scores.items():
+        order = top_k(_masked(values, mask), pool, positive_only=(name != "dense"))
+        if mask is not None:
+            order = order[mask[order]]
+        order = order[np.isfinite(values[order])]  # rows without a score (no vector yet) are not in the list
+        lists[name] = [int(i) for i in order]
+    ranks = {name: {i: r for r, i in enumerate(order, start=1)} for name, order in lists.items()}
+    candidates = list(dict.fromkeys(i for order in lists.values() for i in order))
+    return ranks, candidates
+
+
+@dataclass(frozen=True)
+class RerankerStatus:
+    """Which reranker a hybrid search uses, and, when it is not a cross-encoder, why and what instead.
+
+    ``kind`` is "cross_encoder" or "fusion". With a cross-encoder, ``name`` is the model and
+    ``source`` where it loaded from; ``reason`` and ``fallback`` are None. Without one,
+    ``name`` is the fusion's score type ("fused" or "rrf"), ``fusion`` its kind ("minmax",
+    "zscore", "rrf"), ``reason`` why no cross-encoder is used and ``fallback`` what orders
+    the pool instead. ``detail`` is the one-line message for people; read the fields, not it.
+    """
+
+    name: str
+    kind: str
+    detail: str
+    reranker: CrossEncoderReranker | None = None
+    reason: str | None = None
+    fallback: str | None = None
+    fusion: str | None = None
+    source: str | None = None
+    advice: str | None = None
+
+    @property
+    def uses_cross_encoder(self) -> bool:
+        return self.reranker is not None
+
+    @property
+    def explanation(self) -> str:
+        """``detail`` without its "No cross-encoder" lead-in (for a page whose heading says so)."""
+        if self.reason is None:
+            return self.detail
+        text = f"{_sentence(self.reason)} Ordered by {self.fallback} instead."
+        return f"{text} {self.advice}" if self.advice else text
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+_reranker_cache: dict[str, RerankerStatus] = {}
+_reranker_lock = threading.Lock()
+
+
+def _fusion_status(reason: str, detail: str, advice: str | None = None) -> RerankerStatus:
+    return RerankerStatus(fusion_score_type(), "fusion", detail, reason=reason,
+                          fallback=FUSION_DESCRIPTIONS[DEFAULT_FUSION], fusion=DEFAULT_FUSION, advice=advice)
+
+
+def cross_encoder_status(cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL) -> RerankerStatus:
+    """Load the cross-encoder once per process, or say what hybrid search uses instead."""
+    with _reranker_lock:
+        cached = _reranker_cache.get(cross_encoder_model)
+        if cached is not None:
+            return cached
+        fallback = FUSION_DESCRIPTIONS[DEFAULT_FUSION]
+        if not cross_encoder_model:
+            reason = "no cross-encoder was asked for"
+            status = _fusion_status(reason, f"No cross-encoder was asked for; ordered by {fallback}.")
+        else:
+            source = resolve_model(cross_encoder_model)
+            try:
+                if not source.available:
+                    raise ModelUnavailableError(source.detail)
+                reranker = CrossEncoderReranker(cross_encoder_model).load()
+                status = RerankerStatus(cross_encoder_model, "cross_encoder",
+                                        f"Cross-encoder {cross_encoder_model}, loaded from {source.detail}.",
+                                        reranker, source=source.detail)
+            except (ModelUnavailableError, OSError, ValueError, ImportError) as exc:
+                advice = "To use one, give a local cross-encoder folder."
+                status = _fusion_status(
+                    str(exc), f"No cross-encoder: {exc}. Ordered by {fallback} instead. {advice}", advice
+                )
+        _reranker_cache[cross_encoder_model] = status
+        return status
+
+
+def forget_rerankers() -> None:
+    """Drop cached cross-encoder lookups (after a model was added, say)."""
+    with _reranker_lock:
+        _reranker_cache.clear()
+
+
+def search_with_scores(
+    scores: QueryScores,
+    *,
+    top: int = 3,
+    rerank: bool = True,
+    pool: int = DEFAULT_POOL,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    with_bm25: bool = DEFAULT_WITH_BM25,
+    fusion_weights: dict[str, float] | None = None,
+    rrf_k: int = DEFAULT_RRF_K,
+    sources: Collection[str] | None = None,
+    fusion: str | None = None,
+    with_tfidf: bool = True,
+    mmr_lambda: float | None = None,
+) -> list[LexicalRow] | list[HybridRow]:
+    """:func:`search` for a query whose scores (``QueryScores``) other lists share."""
+    index, query = scores.index, scores.query
+    top = int(top)
+    if top <= 0:
+        raise ValueError(f"top must be at least 1, got {top}")
+    if not rerank:
+        return _lexical(scores, top, "tfidf", sources)
+    if int(pool) <= 0:
+        raise ValueError(f"pool must be at least 1, got {pool}")
+    fusion = fusion or DEFAULT_FUSION
+    if fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
+    if mmr_lambda is not None and not 0.0 <= float(mmr_lambda) <= 1.0:
+        raise ValueError(f"mmr_lambda must be between 0.0 and 1.0, got {mmr_lambda}")
+    if not with_tfidf and not with_bm25:
+        raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
+    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
+        raise ValueError(
+            f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
+            f"not {embedding_model!r}."
+        )
+    mask = _source_mask(index, sources)
+    cos = scores.tfidf
+    first_stage = {"tfidf": cos} if with_tfidf else {}
+    if with_bm25:
+        first_stage["bm25"] = scores.bm25
+    vectors = index.dense_mask  # None: every chunk has its vector
+    graph = getattr(index, "ann", None) is not None and mask is None
+    if index.embeddings is not None:
+        if graph:
+            # a large index: its HNSW graph gives the dense top `pool`; no product over every vector
+            rows, cosines = index.dense_top(query, pool)
+            dense = np.full(len(index.chunks), -np.inf, dtype=np.float32)
+            dense[rows] = cosines
+        else:
+            dense = scores.dense()
+            # while vectors are still being computed, only chunks that have one are ranked by meaning
+            dense = dense if vectors is None else np.where(vectors, dense, -np.inf).astype(np.float32)
+        first_stage["dense"] = dense
+    ranks, candidates = pool_candidates(first_stage, pool, mask)
+    if not candidates:
+        return []
+    if "dense" in first_stage:
+        dense = first_stage["dense"]
+        unknown = [i for i in candidates if not np.isfinite(dense[i])]
+        if graph and unknown:  # fusion reads every candidate's dense score: exact ones for the lexical finds
+            dense[unknown] = index.dense_at(query, np.asarray(unknown))
+            unknown = [i for i in candidates if not np.isfinite(dense[i])]
+        if unknown:
+            # a candidate without a vector counts as the pool's least similar in score fusion
+            known = [dense[i] for i in candidates if np.isfinite(dense[i])]
+            dense[unknown] = min(known, default=0.0)
+            first_stage["dense"] = dense
+
+    status = cross_encoder_status(cross_encoder_model)
+    if status.reranker is not None:
+        ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
+        ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
+        score_type = "rerank"
+    else:
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, fusion_weights),
+                                rrf_k=rrf_k, kind=fusion)
+        ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
+        score_type = fusion_score_type(fusion)
+        if fusion != DEFAULT_FUSION:  # the cached status names the default fusion
+            status = replace(status, name=score_type, fusion=fusion, fallback=FUSION_DESCRIPTIONS[fusion],
+                             detail=status.detail.replace(FUSION_DESCRIPTIONS[DEFAULT_FUSION],
+                                                          FUSION_DESCRIPTIONS[fusion]))
+
+    pre_mmr = None
+    if mmr_lambda is not None:
+        pre_mmr = {i: r for r, (i, _, _) in enumerate(ordered, start=1)}
+        ordered = _mmr_order(index, ordered, float(mmr_lambda))
+        status = replace(status, name="mmr", detail=f"{status.detail} Then maximal marginal relevance "
+                         f"(λ={float(mmr_lambda):g}) reordered the pool for diversity.")
+
+    results = []
+    for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
+        row = _row(index, i, rank, score, score_type, cos[i])
+        found = {name: ranks[name].get(i) for name in ranks}
+        lexical_hit = any(found.get(n) for n in ("tfidf", "bm25"))
+        dense_hit = bool(found.get("dense"))
+        has_vector = "dense" in first_stage and (vectors is None or bool(vectors[i]))
+        row.update(
+            dense_cosine=float(first_stage["dense"][i]) if has_vector else None,
+            dense_coverage=list(index.dense_coverage),
+            bm25_score=float(first_stage["bm25"][i]) if "bm25" in first_stage else None,
+            found_by="both" if lexical_hit and dense_hit else ("dense" if dense_hit else
+                      "+".join(n for n in ("tfidf", "bm25") if found.get(n))),
+            first_stage_ranks=found,
+            tfidf_rank=found.get("tfidf"),
+            bm25_rank=found.get("bm25"),
+            dense_rank=found.get("dense"),
+            pool_size=len(candidates),
+            reranker=status.name,
+            reranker_detail=status.detail,
+            truncated=bool(cut) if cut is not None else None,
+        )
+        if pre_mmr is not None:
+            row["pre_mmr_rank"] = pre_mmr[i]
+        results.append(row)
+    return results
+
+
+def search(
+    query: str,
+    index: RagIndex,
+    top: int = 3,
+    rerank: bool = True,
+    pool: int = DEFAULT_POOL,
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    *,
+    with_bm25: bool = DEFAULT_WITH_BM25,
+    fusion_weights: dict[str, float] | None = None,
+    rrf_k: int = DEFAULT_RRF_K,
+    sources: Collection[str] | None = None,
+    fusion: str | None = None,
+    with_tfidf: bool = True,
+    mmr_lambda: float | None = None,
+) -> list[LexicalRow] | list[HybridRow]:
+    """Search ``index`` for ``query``; results best first.
+
+    ``rerank=False``: TF-IDF cosine ranking, no model loaded. ``rerank=True``: the pool
+    is the TF-IDF top ``pool`` (plus the BM25 top ``pool`` when ``with_bm25``) UNION the dense top
+    ``pool``, ordered by the cross-encoder (``score_type`` "rerank"), or, when no
+    cross-encoder can be had, by fusing the first-stage lists (``DEFAULT_FUSION``: BM25 and
+    dense scores min-max normalised over the pool and summed with ``fusion_weights``,
+    ``score_type`` "fused"; with ``DEFAULT_FUSION = "rrf"``, reciprocal rank fusion with
+    ``rrf_k``, ``score_type`` "rrf"). Each row's ``reranker`` and ``reranker_detail`` say
+    which. ``cosine`` is always the TF-IDF cosine. A query that is empty, too long or not
+    valid Unicode raises :class:`rag_core.errors.QueryError`.
+
+    ``fusion`` ("minmax", "zscore" or "rrf"; default ``DEFAULT_FUSION``) chooses how the
+    lists are fused when no cross-encoder reorders them; ``with_tfidf=False`` leaves the
+    TF-IDF list out of the pool (BM25 must then be in it). ``mmr_lambda`` (0 to 1) reorders
+    the ordered pool by maximal marginal relevance (:class:`~rag_core.retrieval.rerankers.DiversityReranker`:
+    lower favours diversity); each row then has ``pre_mmr_rank``. A collection's saved choices
+    become these arguments through :func:`rag_core.lab.config.collection_search_kwargs`.
+    """
+    return search_with_scores(
+        QueryScores(index, check_query(query)), top=top, rerank=rerank, pool=pool, embedding_model=embedding_model,
+        cross_encoder_model=cross_encoder_model, with_bm25=with_bm25, fusion_weights=fusion_weights, rrf_k=rrf_k,
+        sources=sources, fusion=fusion, with_tfidf=with_tfidf, mmr_lambda=mmr_lambda,
+    )
+
+
+def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> list[tuple]:
+    """``ordered`` (candidate, score, cut) reordered by maximal marginal relevance."""
+    from rag_core.retrieval.rerankers.diversity import DiversityReranker
+
+    def vector(i: int):
+        if index.embeddings is None or (index.dense_mask is not None and not index.dense_mask[i]):
+            return None
+        return index.embeddings[i]
+
+    items = [{"text": index.chunks[i]["text"], "score": float(score), "embedding": vector(i), "item": (i, score, cut)}
+             for i, score, cut in ordered]
+    return [r["item"] for r in DiversityReranker(lambda_param).rerank("", items)]

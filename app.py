@@ -1,8 +1,8 @@
 """Literature grounding: the Streamlit app on top of rag_core.
 
-Run with ``streamlit run app.py``. Four pages, one file each in ``pages/``: Compare
-(``/compare``), Verify (``/verify``), Collections (``/collections``), Settings
-(``/settings``). This entry page (``/``) opens Compare.
+Run with ``streamlit run app.py``. Five pages, one file each in ``pages/``: Compare
+(``/compare``), Verify (``/verify``), Relevance lab (``/lab``), Collections (``/collections``),
+Settings (``/settings``). This entry page (``/``) opens Compare.
 
 Why Streamlit's native ``pages/`` mode and not ``st.navigation`` (measured in Chromium with
 Streamlit 1.67, a fresh server for each run, every URL opened in a new tab):
@@ -14,7 +14,7 @@ Streamlit 1.67, a fresh server for each run, every URL opened in a new tab):
   the app's layout, until somebody opens ``/``; and ``/compare`` as the default page of
   ``st.navigation`` lives at ``/`` only, so ``/compare`` said "Page not found". Making that
   work meant resetting ``PagesManager.uses_pages_directory``, a Streamlit internal.
-* Native ``pages/`` mode: ``/``, ``/compare``, ``/verify``, ``/collections`` and
+* Native ``pages/`` mode: ``/``, ``/compare``, ``/verify``, ``/lab``, ``/collections`` and
   ``/settings`` each opened the right page, first visit or not, in every order tried.
 
 So each page sets itself up (``pages.common.layout.setup_page``: wide layout, styles, and

@@ -87,8 +87,8 @@ def print_matrix(title: str, matrix: dict) -> None:
 
 def sample_statements(index, rows: list[dict], total: int, seed: int = 7) -> list[str]:
     """The labelled statements, then real sentences drawn from the collection (typed, changed, shuffled)."""
-    from rag_core.citations.verdicts import split_sentences
     from rag_core.retrieval.exact import document_texts
+    from rag_core.text.sentences import split_sentences
 
     rng = random.Random(seed)
     statements = [r["statement"] for r in rows]

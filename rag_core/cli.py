@@ -404,7 +404,8 @@ def _encoder_report(name: str, *, prepare: bool) -> dict:
     import importlib.util
     import os
 
-    from rag_core.models.loading import ENCODER_ENV, planned_encoder, resolve_model
+    from rag_core.models.loading import planned_encoder, resolve_model
+    from rag_core.settings import ENCODER_ENV
 
     planned = planned_encoder()
     report = {"requested": os.environ.get(ENCODER_ENV) or "auto", "planned": planned, "variant": planned,

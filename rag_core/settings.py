@@ -2,6 +2,12 @@
 
 Figures are from ``docs/benchmarks.md`` (SciFact train for choices, test to confirm).
 Modules import their defaults from here; change a default here, not in the module.
+
+"Settings" here means the package's tunables. Three other things users set have names of
+their own: the app's *preferences* (:mod:`rag_core.collections.preferences`, a person's
+choices kept in the data folder), a collection's *settings* (its chunking and embedding model,
+fixed when it is made, and its saved search defaults: ``CollectionStore.read_settings``), and
+one search's choices (the hybrid search's reranker, fusion, weights and pool).
 """
 
 from __future__ import annotations
@@ -79,6 +85,39 @@ SEGMENT_MAX_CHUNKS = 100_000
 # document has at most 10 chunks (most have 1-2), so 1,000 chunks always hold 100 documents.
 EVAL_CHUNK_DEPTH = 1000
 
+# ------------------------------------------------------------------ citation checks
+# near_verbatim: the best alignment shares at least this word-level similarity with the quote
+# (Dice: 2 * words in common, in order / (words in the quote + words in the passage)) and
+# differs by at most NEAR_MAX_CHANGED_WORDS words, or by at most NEAR_MAX_CHANGED_SHARE of the
+# quote's words when that is more. Chosen on the labelled set (docs/citations.md): misquotes
+# with 1-3 words changed score 0.83-0.99; the closest paraphrase 0.38.
+NEAR_MIN_SIMILARITY = 0.7
+NEAR_MAX_CHANGED_WORDS = 4
+NEAR_MAX_CHANGED_SHARE = 0.25
+# related: the best sentence of a close passage is at least this close in meaning (cosine of
+# all-MiniLM-L6-v2 embeddings), or, in a collection without embeddings, shares at least this
+# TF-IDF cosine. Chosen on the labelled set (docs/citations.md).
+RELATED_MIN_MEANING = 0.55
+RELATED_MIN_LEXICAL = 0.35
+
+# Passages whose best sentence is compared in meaning with the statement (the related verdict).
+MEANING_PASSAGES = 5
+# Candidate chunks taken from each lexical list (TF-IDF, BM25) for the fuzzy alignment.
+CANDIDATES_PER_LIST = 8
+# Sentences of a passage whose meaning is compared with the statement: those sharing the most
+# key words with it (a sentence sharing none is not its best match), at most this many.
+SENTENCES_PER_PASSAGE = 2
+
+# A "sentence" longer than this many words (a table, a list, a run-on line of a PDF) is compared
+# in windows of SENTENCE_WINDOW_WORDS words: the model's cost grows with the longest input of a batch.
+MAX_SENTENCE_WORDS = 60
+SENTENCE_WINDOW_WORDS = 40
+# The parts of a quote with an ellipsis lie at most this many characters apart in the document.
+MAX_ELIDED_CHARS = 2_000
+# A quoted passage in a manuscript shorter than this many words is a term in quotes ("bad guy"),
+# not a quote.
+MIN_QUOTE_WORDS = 4
+
 # ----------------------------------------------------------------- limits on input
 # Safety limits, not measured: far above any paper in ../shared/data/pdfs (the largest is
 # 2.2 MB, the longest 123 pages), small enough that one file cannot exhaust memory.
@@ -86,6 +125,20 @@ MAX_PDF_BYTES = 200 * 1024 * 1024
 MAX_PDF_PAGES = 2_000
 MAX_COLLECTION_NAME_LENGTH = 100  # fits a file name on every file system, with room for suffixes
 MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read every word
+MAX_PATTERN_CHARS = 1_000  # an exact-search pattern
+MAX_QUOTE_CHARS = 10_000  # a quote looked up whole in the documents: may be a paragraph
+EXACT_COUNT_LIMIT = 10_000  # exact matches a comparison counts before it stops counting
+MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF)
+
+# ------------------------------------------------------------------ text of PDFs
+# A page's text layer is junk when too few of its characters are letters or too few of its
+# tokens look like words (measured on the shared PDFs: real papers have a letter share of
+# 0.85-0.94 and a word-like token share of 0.77-0.92; the scanned ZFN note with OCR'd
+# equations 0.63 / 0.48; an unmapped TrueType font 0.0 / 0.0).
+PDF_MIN_LETTER_SHARE = 0.5
+PDF_MIN_WORDLIKE_SHARE = 0.3
+# A page with fewer non-space characters than this is not judged on its own.
+PDF_MIN_CHARS_TO_JUDGE_PAGE = 200
 
 # ------------------------------------------------------------------- chunking of PDFs
 # Chunk boundaries between words, and the title and section heading carried with each chunk

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import PDF_DIR, REPO, SMALL_PDFS
+from tests.support import PDF_DIR, REPO, SMALL_PDFS
 
 # The machine has no model hub: never wait on one, in this process or in subprocesses.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -75,3 +75,53 @@ def test_the_readme_layout_names_every_module_and_no_other(repo_root):
     allowed = modules | pages | api | {"rag_core", "pages", "common", "tests", "app", "benchmarks"}
     unknown = {n for n in named if n not in allowed and not n.startswith("rag_")}
     assert not unknown, f"names in the Layout section that are not modules: {sorted(unknown)}"
+
+
+# The package's floors, bottom-up, as the README's Layout table lists them: a module imports only
+# from its own floor or below (a lower floor never reaches up). Inside collections/, the stores sit
+# below the ingest pipeline and the library.
+FLOORS = {
+    "settings": 0, "types": 0, "errors": 0, "atomic": 0,
+    "text": 1, "output": 1,
+    "pdf": 2, "models": 2,
+    "index": 3,
+    "retrieval": 4,
+    "citations": 5,
+    "collections.store": 6, "collections.preferences": 6.5, "collections.ingest": 6.5, "collections.library": 6.9,
+    "collections": 6.9,
+    "evaluation": 7,
+    "lab": 8,
+    "cli": 9, "compat": 9, "testing": 9, "__main__": 9, "__init__": 9,
+}
+
+
+def _floor_of(parts: tuple[str, ...]) -> tuple[str, float]:
+    for depth in (2, 1):
+        key = ".".join(parts[:depth])
+        if key in FLOORS:
+            return key, FLOORS[key]
+    raise AssertionError(f"rag_core.{'.'.join(parts)} is on no floor: add it to FLOORS and to the README's Layout")
+
+
+@pytest.mark.xfail(strict=True, reason="the folder store's repair still calls ingest; moving up in this restructure")
+def test_no_module_imports_from_a_floor_above_its_own(repo_root):
+    package = repo_root / "rag_core"
+    upward = []
+    for path in sorted(package.rglob("*.py")):
+        me, mine = _floor_of(path.relative_to(package).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):  # imports inside functions count too
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                parts = tuple(name.split(".")[1:])
+                if name.split(".")[0] != "rag_core" or not parts:
+                    continue
+                them, theirs = _floor_of(parts)
+                if theirs > mine:
+                    upward.append(f"{path.relative_to(repo_root)}:{node.lineno} ({me}) imports {name} ({them})")
+    assert not upward, "imports that run up the layers:\n" + "\n".join(upward)

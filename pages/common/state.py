@@ -8,12 +8,11 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages.common.layout import PAGES, link, text_line
 from rag_core.collections.library import Library
 from rag_core.collections.preferences import Preferences, load_preferences
 from rag_core.output.render import short_title
 from rag_core.settings import default_data_dir
-
-from .layout import PAGES, link, text_line
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the app's threads, not forked tokenizers
 

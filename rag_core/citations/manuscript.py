@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_core.citations.bibliography import match_documents
-from rag_core.citations.verdicts import split_sentences, verify_quote
+from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
 from rag_core.retrieval.exact import document_texts
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, MAX_MANUSCRIPT_BYTES, MIN_QUOTE_WORDS
+from rag_core.text.sentences import split_sentences
 
 __all__ = [
     "CheckRow",
@@ -46,9 +47,6 @@ __all__ = [
 ]
 
 MANUSCRIPT_TYPES = (".txt", ".md", ".markdown", ".tex", ".pdf", ".docx")
-MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024
-# A quoted passage shorter than this many words is a term in quotes ("bad guy"), not a quote.
-MIN_QUOTE_WORDS = 4
 
 
 class ManuscriptError(RagCoreError):

@@ -39,9 +39,23 @@ from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
 from rag_core.retrieval.exact import document_texts, find_places, place_from_span
 from rag_core.retrieval.ranking import check_query, search
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
+from rag_core.settings import (
+    CANDIDATES_PER_LIST,
+    DEFAULT_CROSS_ENCODER_MODEL,
+    MAX_ELIDED_CHARS,
+    MAX_SENTENCE_WORDS,
+    MEANING_PASSAGES,
+    NEAR_MAX_CHANGED_SHARE,
+    NEAR_MAX_CHANGED_WORDS,
+    NEAR_MIN_SIMILARITY,
+    RELATED_MIN_LEXICAL,
+    RELATED_MIN_MEANING,
+    SENTENCE_WINDOW_WORDS,
+    SENTENCES_PER_PASSAGE,
+)
 from rag_core.text.documents import DocumentText
 from rag_core.text.folding import normalize_for_matching
+from rag_core.text.sentences import split_sentences
 
 __all__ = [
     "NEAR_MAX_CHANGED_WORDS",
@@ -50,30 +64,11 @@ __all__ = [
     "RELATED_MIN_MEANING",
     "VERDICTS",
     "CitationCheck",
-    "split_sentences",
     "verify_quote",
 ]
 
 VERDICTS = ("verbatim", "near_verbatim", "related", "not_found")
 
-# near_verbatim: the best alignment shares at least this word-level similarity with the quote
-# (Dice: 2 * words in common, in order / (words in the quote + words in the passage)) and
-# differs by at most NEAR_MAX_CHANGED_WORDS words, or by at most NEAR_MAX_CHANGED_SHARE of the
-# quote's words when that is more. Chosen on the labelled set (docs/citations.md): misquotes
-# with 1-3 words changed score 0.83-0.99; the closest paraphrase 0.38.
-NEAR_MIN_SIMILARITY = 0.7
-NEAR_MAX_CHANGED_WORDS = 4
-NEAR_MAX_CHANGED_SHARE = 0.25
-# related: the best sentence of a close passage is at least this close in meaning (cosine of
-# all-MiniLM-L6-v2 embeddings), or, in a collection without embeddings, shares at least this
-# TF-IDF cosine. Chosen on the labelled set (docs/citations.md).
-RELATED_MIN_MEANING = 0.55
-RELATED_MIN_LEXICAL = 0.35
-
-# Passages whose best sentence is compared in meaning with the statement (the related verdict).
-MEANING_PASSAGES = 5
-# Candidate chunks taken from each lexical list (TF-IDF, BM25) for the fuzzy alignment.
-CANDIDATES_PER_LIST = 8
 # A rapidfuzz alignment score (0-100) below this is not worth a word-level look.
 _MIN_ALIGNMENT_SCORE = 60.0
 
@@ -159,45 +154,6 @@ class CitationCheck:
             "misattributed": self.misattributed, "source": self.source, "page": self.page,
             "page_label": self.page_label,
         }
-
-
-# --------------------------------------------------------------------------- sentences
-
-_ABBREVIATIONS = frozenset({
-    "e.g", "i.e", "al", "fig", "figs", "eq", "eqs", "sec", "secs", "cf", "vs", "resp", "approx", "ref", "refs",
-    "no", "nos", "vol", "ch", "tab", "etc", "dr", "prof", "mr", "ms", "st",
-})
-# List bullets start a sentence too: "Our contributions are as follows: • We identified ... • We propose"
-# read as one 60-word "sentence" hid the claim a paraphrase cited.
-_BULLETS = "\u2022\u25e6\u25aa\u2023\u2043\u2219\u25cf"
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c\u2018(\[]?[A-Z0-9])|\n\s*\n"
-                             rf"|\s*[{_BULLETS}]\s+")
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text`` (a plain rule-based splitter that knows
-    "e.g.", "et al.", "Fig.", initials and blank lines)."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for m in _SENTENCE_BREAK.finditer(text):
-        if not m.group().startswith("\n") and not any(ch in _BULLETS for ch in m.group()):
-            # after . ! or ?: not after an abbreviation or an initial
-            before = text[start:m.start()].split()
-            word = before[-1].rstrip(".!?\"'\u201d\u2019)]").lower() if before else ""
-            if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-                continue
-        spans.append((start, m.start()))
-        start = m.end()
-    spans.append((start, len(text)))
-    out = []
-    for a, b in spans:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if b > a:
-            out.append((a, b))
-    return out
 
 
 # --------------------------------------------------------------------------- helpers
@@ -484,9 +440,6 @@ def closest_wording(quote: str, index, *, sources: Collection[str] | None = None
 _sentence_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _sentence_lock = threading.Lock()
 _SENTENCE_CACHE_SIZE = 20_000
-# Sentences of a passage whose meaning is compared with the statement: those sharing the most
-# key words with it (a sentence sharing none is not its best match), at most this many.
-SENTENCES_PER_PASSAGE = 2
 
 
 def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarray:
@@ -540,10 +493,6 @@ class _KeyWordOverlap:
         return sum(w for t, w in self.weights.items() if t in present) / self.total
 
 
-# A "sentence" longer than this many words (a table, a list, a run-on line of a PDF) is compared
-# in windows of SENTENCE_WINDOW_WORDS words: the model's cost grows with the longest input of a batch.
-MAX_SENTENCE_WORDS = 60
-SENTENCE_WINDOW_WORDS = 40
 
 
 def _short_spans(text: str) -> list[tuple[int, int]]:
@@ -611,8 +560,6 @@ def _score_sentences(quote: str, index, rows: list[dict]) -> str:
 # --------------------------------------------------------------------------- verify
 
 _ELLIPSIS = re.compile(r"\s*(?:\[\s*(?:\.\s*){3}\]|\[\s*\u2026\s*\]|\(\s*(?:\.\s*){3}\)|(?:\.\s*){3,}|\u2026)\s*")
-# The parts of a quote with an ellipsis lie at most this many characters apart in the document.
-MAX_ELIDED_CHARS = 2_000
 
 
 def _quote_parts(quote: str) -> list[str]:

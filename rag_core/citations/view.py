@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 
 from rag_core.citations.manuscript import Reference, Statement, parse_citations
+from rag_core.citations.verdicts import VERDICTS
 from rag_core.output.render import literal_html, page_label, snippet
 from rag_core.text.folding import normalize_for_matching
 
@@ -46,7 +47,6 @@ __all__ = [
     "word_diff_html",
 ]
 
-VERDICTS = ("verbatim", "near_verbatim", "related", "not_found")
 VERDICT_MEANINGS = {
     "verbatim": "Word for word: the statement occurs in the document exactly as written "
                 "(once line breaks, ligatures, hyphens, quote marks and case are folded, when that was needed).",

@@ -1,4 +1,4 @@
-"""Settings kept in the data folder: chunking of new collections and the cross-encoder.
+"""The app's preferences, kept in the data folder: chunking of new collections and the cross-encoder.
 
 Stored as ``<data dir>/preferences.json`` (written atomically). A missing or damaged
 file gives the defaults, so the app always starts.

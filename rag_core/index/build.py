@@ -153,20 +153,6 @@ class RagIndex:
         return values
 
 
-def embed_chunks(
-    chunks: list[dict],
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
-    *,
-    long_text: str = DEFAULT_LONG_TEXT,
-    encoder: str | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> np.ndarray:
-    """Unit-normalised embeddings of what the bi-encoder reads of each chunk (:func:`index_text`;
-    ``encoder``: the variant, default auto)."""
-    model = load_bi_encoder(embedding_model, encoder=encoder)
-    return encode_passages(model, [index_text(c) for c in chunks], long_text=long_text, progress=progress)
-
-
 def build_index_from_chunks(
     chunks: list[dict],
     *,

@@ -18,8 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEVICE_ENV, OFFLINE_ENV
-from rag_core.settings import ENCODER_ENV as ENCODER_ENV_NAME
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_EMBEDDING_MODEL, DEVICE_ENV, ENCODER_ENV, OFFLINE_ENV
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +172,6 @@ def _load_bi_encoder(location: str, device: str):
 
 # --------------------------------------------------------------------------- encoder variants
 
-ENCODER_ENV = ENCODER_ENV_NAME
 ENCODER_CHOICES = ("auto", "torch", "onnx-int8", "onnx-fp32")
 # What "auto" runs on a CPU: int8 ONNX Runtime, adopted after SciFact test nDCG@10 stayed
 # within 0.005 of fp32 for dense and hybrid (docs/benchmarks.md). A GPU always runs torch.

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from rag_core.settings import MAX_PDF_BYTES, MAX_PDF_PAGES
+from rag_core.settings import (
+    MAX_PDF_BYTES,
+    MAX_PDF_PAGES,
+    PDF_MIN_CHARS_TO_JUDGE_PAGE,
+    PDF_MIN_LETTER_SHARE,
+    PDF_MIN_WORDLIKE_SHARE,
+)
 from rag_core.text.chunking import PageText
 
 __all__ = [
@@ -50,13 +56,6 @@ STATUSES = (
 # The %PDF- marker must appear near the start (Acrobat accepts it within the first 1024 bytes).
 _HEADER_WINDOW = 1024
 
-# Junk-text heuristic (measured on the project's sample folder: real papers have a letter
-# share of 0.85-0.94 and a word-like token share of 0.77-0.92; the scanned ZFN note with
-# OCR'd equations 0.63 / 0.48; an unmapped TrueType font 0.0 / 0.0).
-_MIN_LETTER_SHARE = 0.5
-_MIN_WORDLIKE_SHARE = 0.3
-# A page with fewer non-space characters than this is not judged on its own.
-_MIN_CHARS_TO_JUDGE_PAGE = 200
 
 
 @dataclass
@@ -259,7 +258,7 @@ def _is_junk(text: str) -> bool:
 
 def _is_junk_shares(quality: tuple[int, float, float]) -> bool:
     _, letter_share, wordlike_share = quality
-    return letter_share < _MIN_LETTER_SHARE or wordlike_share < _MIN_WORDLIKE_SHARE
+    return letter_share < PDF_MIN_LETTER_SHARE or wordlike_share < PDF_MIN_WORDLIKE_SHARE
 
 
 def _has_real_text(text: str) -> bool:
@@ -491,7 +490,7 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
     junk_pages = [
         i + 1
         for i, counts in enumerate(page_counts)
-        if counts[0] >= _MIN_CHARS_TO_JUDGE_PAGE and _is_junk_shares(_shares(counts))
+        if counts[0] >= PDF_MIN_CHARS_TO_JUDGE_PAGE and _is_junk_shares(_shares(counts))
     ]
     if junk_pages:
         notes.append(

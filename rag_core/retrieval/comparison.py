@@ -9,11 +9,9 @@ from dataclasses import dataclass, field, replace
 from rag_core.index.build import RagIndex
 from rag_core.retrieval.exact import search_exact
 from rag_core.retrieval.ranking import QueryScores, cross_encoder_status, search_with_scores
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL, EXACT_COUNT_LIMIT
 from rag_core.text.query import check_query
 from rag_core.types import ExactHit, HybridRow, LexicalRow, Movement
-
-EXACT_COUNT_LIMIT = 10_000  # places the exact search counts before it stops
 
 
 @dataclass
@@ -144,10 +142,3 @@ def compare(
         exact_capped=bool(found) and bool(found[-1].get("truncated")),
         lexical_match=bool(tfidf) or any(r.get("tfidf_rank") or r.get("bm25_rank") for r in hybrid),
     )
-
-
-# verify_quote moved to rag_core.citations.verdicts (graded verdicts); re-exported here so
-# ``from rag_core.retrieval.comparison import verify_quote`` keeps working.
-from rag_core.citations.verdicts import CitationCheck, verify_quote  # noqa: E402,F401
-
-QuoteCheck = CitationCheck  # the old name of the result type

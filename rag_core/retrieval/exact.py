@@ -37,6 +37,7 @@ import re2
 
 from rag_core.errors import RagCoreError
 from rag_core.index.chunk_table import ChunkTable, chunk_sources_mask
+from rag_core.settings import MAX_PATTERN_CHARS, MAX_QUOTE_CHARS
 from rag_core.text.chunking import page_at
 from rag_core.text.documents import DocumentText, assemble_documents
 from rag_core.text.folding import fold_text, normalize_for_matching
@@ -57,8 +58,6 @@ __all__ = [
 ]
 
 MODES = ("literal", "regex", "normalized")
-MAX_PATTERN_CHARS = 1_000
-MAX_QUOTE_CHARS = 10_000  # find_places: a quote may be a whole paragraph
 REGEX_ENGINE = "re2"
 # Memory RE2 may use for one compiled pattern (its DFA cache included).
 _RE2_MAX_MEM = 64 << 20

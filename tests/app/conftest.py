@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import COLLECTION, quote_from, small_pdfs
+from tests.app.support import COLLECTION, quote_from, small_pdfs
 
 
 @pytest.fixture(scope="session")

@@ -14,9 +14,8 @@ import tomllib
 
 import pytest
 
+from tests.app.support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, small_pdfs
 from tests.support import REPO
-
-from .support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

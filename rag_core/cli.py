@@ -40,7 +40,7 @@ def _expand_files(paths: list[str]):
 
     A path that does not exist is a usage error, named as given, before anything is read.
     """
-    from rag_core.collections.ingest import collect_pdf_files
+    from rag_core.collections.ingest.inputs import collect_pdf_files
 
     missing = [raw for raw in paths if not os.path.lexists(raw)]
     if missing:

@@ -240,3 +240,14 @@ def eval_cache_dir() -> Path:
     """Where evaluation caches embeddings: ``$RAG_CORE_EVAL_CACHE`` or ``~/.cache/rag_core/eval``."""
     configured = os.environ.get(EVAL_CACHE_ENV)
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / APP_NAME / "eval"
+
+
+def rates_file() -> Path:
+    """The ingest rates measured on this machine: ``$RAG_CORE_RATES_FILE``, else ``rates.json`` in
+    ``$RAG_CORE_CACHE_DIR`` or the user's cache folder."""
+    configured = os.environ.get(RATES_FILE_ENV)
+    if configured:
+        return Path(configured)
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get(CACHE_DIR_ENV) or user_cache_dir(APP_NAME, appauthor=False)) / "rates.json"

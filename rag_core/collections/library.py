@@ -1,7 +1,7 @@
 """Named collections of PDFs: the one object the app, the CLI and scripts use.
 
 ``Library`` puts a :class:`~rag_core.collections.store.CollectionStore` (where collections live) and
-the ingest pipeline (:mod:`rag_core.collections.ingest`) behind one small API. The store is the
+the ingest pipeline (:mod:`rag_core.collections.ingest.pipeline`) behind one small API. The store is the
 folder store under the data folder, or the one ``RAG_CORE_STORE`` names.
 """
 
@@ -12,13 +12,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_core.collections.ingest import (
-    IngestProgress,
-    IngestReport,
-    embed_pending,
-    ingest_files,
-    start_background_embedding,
-)
+from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
+from rag_core.collections.ingest.pipeline import IngestReport, ingest_files
+from rag_core.collections.ingest.progress import IngestProgress
 from rag_core.collections.store import CollectionStore, open_store
 from rag_core.collections.store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name
 from rag_core.collections.store.folder import CollectionDamagedError  # noqa: F401

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -158,10 +159,10 @@ def test_searchable_before_the_vectors_exist(library, pdf_dir):
 
 def test_vectors_written_so_far_are_used(library, pdf_dir, monkeypatch):
     """A run stopped after one document keeps that document's vectors; the next run resumes."""
-    from rag_core.collections import ingest
+    from rag_core.collections.ingest.embedding import embed_pending
 
     library.add_pdfs("c", [pdf_dir / SMALL, pdf_dir / OTHER], embed="none")
-    stop = ingest.threading.Event()
+    stop = threading.Event()
     real_write = library.store.write_vectors
 
     def write_then_stop(name, key, vectors):
@@ -170,7 +171,7 @@ def test_vectors_written_so_far_are_used(library, pdf_dir, monkeypatch):
 
     monkeypatch.setattr(library.store, "write_vectors", write_then_stop)
     monkeypatch.setattr(library.store, "fold_in_vectors", lambda name: None)  # as if killed before folding
-    ingest.embed_pending(library.store, "c", stop=stop)
+    embed_pending(library.store, "c", stop=stop)
     index = library.load_index("c")
     done, total = index.dense_coverage
     assert 0 < done < total
@@ -181,7 +182,7 @@ def test_vectors_written_so_far_are_used(library, pdf_dir, monkeypatch):
 
 
 def test_background_embedding(library, pdf_dir):
-    from rag_core.collections.ingest import wait_for_background_embedding
+    from rag_core.collections.ingest.embedding import wait_for_background_embedding
 
     report = library.add_pdfs("c", [pdf_dir / OTHER], embed="background")
     assert report.files[0].status == "ok"

@@ -1191,7 +1191,7 @@ class FolderStore(CollectionStore):
                 report.version = version
                 report.repaired.append(f"CURRENT now names {version}, a complete version with the same documents")
                 return
-        from rag_core.collections.ingest import rebuild_from_originals  # the ingest pipeline re-reads the stored PDFs
+        from rag_core.collections.ingest.pipeline import rebuild_from_originals  # re-reads the stored PDFs
 
         version, restored, missing = rebuild_from_originals(self, path.name, settings, wanted)
         report.version = version

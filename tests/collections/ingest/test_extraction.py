@@ -1,0 +1,123 @@
+"""Reading PDFs in worker processes: time and memory budgets, crashes, the page counter."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from rag_core import settings
+from rag_core.collections.ingest.extraction import ExtractionPool, PageCounter
+from rag_core.collections.library import Library
+from tests.support import REPO
+
+OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
+SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
+
+
+def slow_pdf(pages: int = 50, repeats: int = 80_000, padding: int = 0) -> bytes:
+    """A small PDF whose pages share one content stream that pypdf needs seconds a page to read
+    (~1.7 s on a quiet 2-core machine: the cost grows with the square of ``repeats``), or, with
+    ``padding`` bytes of white space in it, a stream that needs that much memory."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 72 720 Td " + b"(x) Tj " * repeats + b" " * padding + b"ET")
+    content = writer._add_object(stream.flate_encode())
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Contents")] = content
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def test_a_slow_pdf_is_stopped_at_its_time_budget(pdf_dir):
+    data = slow_pdf(pages=20)  # ~35 s of reading on a quiet machine, against a 5 s budget
+    started = time.monotonic()
+    with ExtractionPool(workers=2, seconds_base=4, seconds_per_page=0.05) as pool:
+        results = pool.run([("slow.pdf", data), (OTHER, (pdf_dir / OTHER).read_bytes())])
+    spent = time.monotonic() - started
+    assert results[0].status == "too_slow" and "time budget" in results[0].reason
+    assert results[1].status == "ok" and results[1].n_pages == 3  # the other file is not held up
+    assert spent < 30  # the budget (5 s) plus starting the workers, not the ~35 s the file would take
+
+
+def test_a_pdf_that_needs_too_much_memory_is_stopped(pdf_dir):
+    bomb = slow_pdf(pages=1, repeats=10, padding=60 << 20)  # 60 MiB of content in ~60 KB
+    assert len(bomb) < 1 << 20
+    with ExtractionPool(workers=1, memory_mb=110) as pool:
+        results = pool.run([("bomb.pdf", bomb), (OTHER, (pdf_dir / OTHER).read_bytes())])
+    assert results[0].status == "too_large" and "memory" in results[0].reason
+    assert results[1].status == "ok"  # the next file gets a working reader
+
+
+def test_a_worker_that_crashes_gives_a_status_and_the_pool_goes_on(pdf_dir, monkeypatch):
+    with ExtractionPool(workers=1) as pool:
+        first = pool._spawn()
+        first.process.kill()
+        first.process.wait()
+        pool._workers = [first]
+        results = pool.run([(OTHER, (pdf_dir / OTHER).read_bytes()), (SMALL, (pdf_dir / SMALL).read_bytes())])
+    assert [r.status for r in results] == ["ok", "ok"]
+
+
+HOSTILE = textwrap.dedent("""
+    import sys, time
+    from rag_core.collections.library import Library
+    t = time.time()
+    report = Library(sys.argv[1]).add_pdfs("c", [sys.argv[2]], compute_embeddings=False)
+    print(report.files[0].status, round(time.time() - t, 1))
+""")
+
+
+@pytest.mark.slow
+def test_a_hostile_file_gets_a_status_within_60_s_while_other_ingests_proceed(tmp_path, pdf_dir):
+    library = Library(tmp_path / "data")
+    library.create("c")
+    bomb = tmp_path / "bomb.pdf"
+    bomb.write_bytes(slow_pdf(pages=50))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # a tight budget (7.5 s for 50 pages) so the file (~85 s of reading) is stopped on any machine
+    tight = {**env, settings.EXTRACT_SECONDS_BASE_ENV: "5", settings.EXTRACT_SECONDS_PER_PAGE_ENV: "0.05"}
+    started = time.monotonic()
+    hostile = subprocess.Popen([sys.executable, "-c", HOSTILE, str(library.root), str(bomb)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tight)
+    time.sleep(3)
+    other = subprocess.run([sys.executable, "-c", HOSTILE, str(library.root), str(pdf_dir / OTHER)],
+                           capture_output=True, text=True, env=env, timeout=120)
+    other_done = time.monotonic() - started
+    out, err = hostile.communicate(timeout=120)
+    hostile_done = time.monotonic() - started
+    assert other.stdout.split()[0] == "ok", other.stderr
+    assert out.split()[0] == "too_slow", err
+    assert hostile_done < 60
+    assert other_done < hostile_done  # not held up by the lock
+    assert [d["source"] for d in library.documents("c")] == [OTHER]
+
+
+def test_the_page_counter_counts_every_file_before_the_readers_open_it(pdf_dir):
+    jobs = [(OTHER, (pdf_dir / OTHER).read_bytes()), ("junk.pdf", b"%PDF-1.4 not a pdf"),
+            (SMALL, (pdf_dir / SMALL).read_bytes())]
+    with PageCounter(jobs) as counter:
+        deadline = time.monotonic() + 60
+        counts = {}
+        while len(counts) < 2 and time.monotonic() < deadline:
+            try:
+                job, pages = counter.counts.get(timeout=1)
+            except Exception:  # noqa: BLE001 - queue.Empty: keep waiting
+                continue
+            counts[job] = pages
+    assert counts == {0: 3, 2: 4}  # the junk file is left to its reader

@@ -12,8 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from rag_core.lab import config as lab_config
-from rag_core.lab.config import SearchConfig, SearchConfigError, collection_search_kwargs, save_collection_search
+from rag_core.evaluation.metrics import query_metrics
 from rag_core.lab.judgments import (
     Judgment,
     JudgmentError,
@@ -28,9 +27,9 @@ from rag_core.lab.judgments import (
     quote_from,
     set_grade,
 )
-from rag_core.lab.metrics import mean_ci, overlap_at_k, paired_test, query_metrics, rank_biased_overlap
 from rag_core.lab.optimiser import QueryScores, default_grid, optimise, select
 from rag_core.lab.snapshots import diff_snapshots, list_snapshots, load_snapshot, save_snapshot
+from rag_core.lab.statistics import mean_ci, overlap_at_k, paired_test, rank_biased_overlap
 from rag_core.lab.transfer import (
     beir_files,
     export_judgments,
@@ -39,7 +38,9 @@ from rag_core.lab.transfer import (
     parse_csv,
     write_beir,
 )
+from rag_core.retrieval import search_spec
 from rag_core.retrieval.ranking import search
+from rag_core.retrieval.search_spec import SearchSpec, SearchSpecError, save_collection_spec
 from tests.support import SMALL_PDFS
 
 DPR, DARK = SMALL_PDFS[1], SMALL_PDFS[0]
@@ -172,20 +173,20 @@ def test_select_needs_two_queries():
 
 
 def test_search_config_validates_and_maps_to_search_arguments():
-    config = SearchConfig(fusion="rrf", dense_weight=0.25, rrf_k=10, pool=50, lexical="tfidf")
+    config = SearchSpec(fusion="rrf", dense_weight=0.25, rrf_k=10, pool=50, lexical="tfidf")
     kwargs = config.search_kwargs()
     assert kwargs == {"pool": 50, "fusion": "rrf", "fusion_weights": {"tfidf": 1.5, "bm25": 0.0, "dense": 0.5},
                       "rrf_k": 10, "with_bm25": False, "with_tfidf": True}
-    default = SearchConfig().search_kwargs()
+    default = SearchSpec().search_kwargs()
     assert default["fusion_weights"] == {"tfidf": 0.0, "bm25": 1.0, "dense": 1.0}  # the package's 1 : 1
     for bad in ({"fusion": "sum"}, {"dense_weight": 1.5}, {"pool": 0}, {"lexical": "none"}, {"rrf_k": 0}):
-        with pytest.raises(SearchConfigError):
-            SearchConfig(**bad)
-    assert SearchConfig.from_dict({"pool": -3, "fusion": "zscore"}, strict=False) == SearchConfig(fusion="zscore")
-    assert collection_search_kwargs({}) == SearchConfig().search_kwargs()
+        with pytest.raises(SearchSpecError):
+            SearchSpec(**bad)
+    assert SearchSpec.from_dict({"pool": -3, "fusion": "zscore"}, strict=False) == SearchSpec(fusion="zscore")
+    assert SearchSpec.for_collection({}).search_kwargs() == SearchSpec().search_kwargs()
     saved = {"search": {"fusion": "rrf", "pool": 20, "dense_weight": "nonsense"}}
-    assert collection_search_kwargs(saved)["pool"] == 20
-    assert collection_search_kwargs(saved)["fusion"] == "rrf"
+    assert SearchSpec.for_collection(saved).search_kwargs()["pool"] == 20
+    assert SearchSpec.for_collection(saved).search_kwargs()["fusion"] == "rrf"
 
 
 def test_search_takes_fusion_kind_tfidf_switch_and_mmr(worked_example_index):
@@ -210,7 +211,7 @@ def test_search_takes_fusion_kind_tfidf_switch_and_mmr(worked_example_index):
 def test_optimiser_ranks_exactly_as_search(worked_example_index):
     index = worked_example_index
     scores = QueryScores(index, "cross-encoders rank passages")
-    for config in default_grid(SearchConfig(), pools=(1, 2, 3), weights=(0.0, 0.3, 1.0)):
+    for config in default_grid(SearchSpec(), pools=(1, 2, 3), weights=(0.0, 0.3, 1.0)):
         rows = search("cross-encoders rank passages", index, top=10, cross_encoder_model="",
                       **config.search_kwargs())
         assert scores.top(config, 10) == [r["chunk_index"] for r in rows], config
@@ -362,7 +363,7 @@ def test_snapshots_save_list_and_diff(lexical_library):
     first = evaluate_collection(lib, "papers", methods="tfidf,bm25")
     sid_a = save_snapshot(lib, "papers", first, label="before")
     add_judgments(lib, "papers", [make_judgment(query, passages, ranked[1]["chunk_index"], 3)])
-    second = evaluate_collection(lib, "papers", methods="tfidf,bm25", config=SearchConfig(pool=10))
+    second = evaluate_collection(lib, "papers", methods="tfidf,bm25", spec=SearchSpec(pool=10))
     sid_b = save_snapshot(lib, "papers", second, label="after")
     listed = list_snapshots(lib, "papers")
     assert [s["label"] for s in listed] == ["after", "before"]
@@ -385,16 +386,16 @@ def test_collection_defaults_reach_every_search(lexical_library, capsys):
     from rag_core.cli import main
 
     lib = lexical_library
-    save_collection_search(lib, "papers", SearchConfig(pool=3, fusion="rrf"), note="test")
+    save_collection_spec(lib, "papers", SearchSpec(pool=3, fusion="rrf"), note="test")
     assert lib.settings("papers")["search"]["pool"] == 3
-    assert collection_search_kwargs(lib.settings("papers"))["fusion"] == "rrf"
+    assert SearchSpec.for_collection(lib.settings("papers")).search_kwargs()["fusion"] == "rrf"
     assert main(["--data-dir", str(lib.root), "search", "papers", "dense retrieval", "--json", "--top", "3"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
     assert rows and all(r["pool_size"] <= 6 for r in rows)  # TF-IDF top 3 UNION BM25 top 3
     assert rows[0]["score_type"] == "rrf"
     assert main(["--data-dir", str(lib.root), "search", "papers", "dense retrieval", "--json", "--pool", "20"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["pool_size"] > 6
-    save_collection_search(lib, "papers", None)
+    save_collection_spec(lib, "papers", None)
     assert "search" not in lib.settings("papers")
 
 
@@ -440,7 +441,7 @@ def test_small_helpers():
     with pytest.raises(JudgmentError):
         Judgment.from_dict({"query": "q", "doc": "d", "start": 0, "end": 1, "grade": 5})
     assert len(Judgments([Judgment("q", "d", 0, 1, 2, 1.0), Judgment("q", "d", 0, 1, 3, 2.0)])) == 1
-    assert lab_config.DEFAULT_CONFIG.describe().startswith("min-max")
+    assert search_spec.DEFAULT_SPEC.describe().startswith("min-max")
 
 
 def test_beir_export_of_an_index_without_the_document(lexical_library, tmp_path):

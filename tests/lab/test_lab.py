@@ -475,3 +475,82 @@ def test_optimiser_on_a_real_collection(lexical_library):
     assert result.advice()
     with pytest.raises(ValueError, match="at least 2"):
         optimise(index, lib.documents("papers"), Judgments(records[:1]))
+
+
+def test_snapshots_saved_under_earlier_method_names_still_load(lexical_library):
+    lib = lexical_library
+    earlier = {"format": "rag_core.snapshot", "id": "20250101-000000-abcdef", "label": "old", "saved_at": 1.0,
+               "config": {"fusion": "minmax", "dense_weight": 0.5, "rrf_k": 60, "pool": 30, "lexical": "both",
+                          "reranker": "cross_encoder", "mmr_lambda": 0.7},
+               "methods": ["tfidf", "hybrid_mmr", "cross_encoder"], "queries": {"q1": "x"},
+               "rankings": {"tfidf": {"q1": ["p1"]}, "cross_encoder": {"q1": ["p2", "p1"]}},
+               "per_query": {"tfidf": {"q1": {"ndcg@10": 0.5}}, "cross_encoder": {"q1": {"ndcg@10": 0.25}}},
+               "summary": {"cross_encoder": {"ndcg@10": {"mean": 0.25}}}, "grades": {"q1": {"p1": 3}}}
+    with lib.store.writing("papers"):
+        lib.store.write_data("papers", "snapshots/" + earlier["id"], earlier)
+    listed = list_snapshots(lib, "papers")
+    assert listed[0]["methods"] == ["tfidf", "hybrid_mmr", "hybrid_ce"] and "hybrid_ce" in listed[0]["summary"]
+    old = load_snapshot(lib, "papers", earlier["id"])
+    assert set(old["rankings"]) == {"tfidf", "hybrid_ce"} and set(old["per_query"]) == {"tfidf", "hybrid_ce"}
+    now = {**old, "config": SearchSpec(reranker="cross_encoder").to_dict(),
+           "per_query": {"hybrid_ce": {"q1": {"ndcg@10": 1.0}}}, "rankings": {"hybrid_ce": {"q1": ["p1", "p2"]}}}
+    diff = diff_snapshots(old, now, method="hybrid_ce")
+    assert diff.settings == {}  # a setting the old snapshot did not record is not a change
+    assert [q["status"] for q in diff.queries] == ["gained"]
+
+
+def test_lab_figures_equal_ir_measures_on_the_exported_judgments(lexical_library, tmp_path):
+    """Per question, the lab's figures of each method equal ir_measures' on the BEIR export of the
+    same judgments (qrels graded 0..3, relevant from 2)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import RR, Judged, P, R, Success, nDCG
+
+    from rag_core.evaluation import load_beir
+    from rag_core.lab.queryset import evaluate_collection
+
+    lib = lexical_library
+    index = lib.load_index("papers")
+    passages = passages_of(index, lib.documents("papers"))
+    rng = random.Random(8)
+    records = []
+    for query in ("dense passage retrieval", "dark matter mass", "in-batch negatives", "question answering",
+                  "cosmic microwave background"):
+        for n, row in enumerate(search(query, index, rerank=False, top=12)):
+            if n % 3 != 2:  # leave some of every list unjudged
+                records.append(make_judgment(query, passages, row["chunk_index"], rng.choice([0, 1, 2, 3])))
+    add_judgments(lib, "papers", records)
+    run = evaluate_collection(lib, "papers", methods="tfidf,bm25,hybrid,hybrid_mmr")
+    export_judgments(lib, "papers", tmp_path / "beir")
+    qrels = load_beir(tmp_path / "beir").qrels
+    measures = {"ndcg@10": nDCG @ 10, "p@5": P(rel=2) @ 5, "success@5": Success(rel=2) @ 5,
+                "mrr@10": RR(rel=2) @ 10, "recall@10": R(rel=2) @ 10}
+    checked = 0
+    for method in run.methods:
+        scored = [ir_measures.ScoredDoc(q, p, 100.0 - r) for q, docs in run.rankings[method].items()
+                  for r, p in enumerate(docs)]
+        theirs: dict[str, dict] = {}
+        for m in ir_measures.iter_calc([*measures.values(), Judged @ 10], qrels, scored):
+            theirs.setdefault(m.query_id, {})[str(m.measure)] = m.value
+        for qid, ours in run.per_query[method].items():
+            if qid not in theirs:
+                continue
+            for name, measure in measures.items():
+                if ours[name] is not None:
+                    assert ours[name] == pytest.approx(theirs[qid][str(measure)], abs=1e-9), (method, qid, name)
+                    checked += 1
+            assert 1 - ours["unjudged@10"] == pytest.approx(theirs[qid]["Judged@10"], abs=1e-9)
+    assert checked >= 40
+
+
+def test_eval_collection_takes_earlier_method_names(lexical_library, capsys):
+    from rag_core.cli import main
+
+    lib = lexical_library
+    index = lib.load_index("papers")
+    passages = passages_of(index, lib.documents("papers"))
+    rows = search("dense retrieval", index, rerank=False, top=3)
+    add_judgments(lib, "papers", [make_judgment("dense retrieval", passages, rows[0]["chunk_index"], 3)])
+    argv = ["--data-dir", str(lib.root), "eval", "--collection", "papers", "--json", "--quiet"]
+    assert main([*argv, "--methods", "tfidf,mmr,cross_encoder"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["methods"]) == {"tfidf", "hybrid_mmr"} and set(printed["skipped"]) == {"hybrid_ce"}

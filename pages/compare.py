@@ -174,7 +174,7 @@ def controls(lib) -> None:
         run_search(lib, request, spec)
         return
     stored = st.session_state.get(RESULT_KEY)
-    if stored and stored["request"]["collection"] == name and stored["config"] != spec.to_dict():
+    if stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
         run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
 
 

@@ -1,7 +1,9 @@
 """The relevance lab's pieces shared by Compare and the Relevance lab page: the hybrid-search
 knobs, grades, the per-method metrics table, the slope chart and the overlap tables.
 
-Every figure comes from :mod:`rag_core.lab`; this module only lays it out.
+Every figure comes from :mod:`rag_core.lab` and :mod:`rag_core.evaluation` (methods, metrics);
+the knobs are the fields of a :class:`~rag_core.retrieval.search_spec.SearchSpec`. This module
+only lays them out.
 """
 
 from __future__ import annotations
@@ -46,6 +48,11 @@ def current_spec(lib, name: str, cross_encoder_model: str | None) -> SearchSpec:
     if spec.reranker not in options:
         spec = spec.with_changes(reranker=options[0])
     return spec
+
+
+def knobs_changed(before: dict, spec: SearchSpec) -> bool:
+    """Whether a knob moved since ``before`` (a spec's dict); the cross-encoder is the app's setting."""
+    return any(before.get(knob) != getattr(spec, knob) for knob in KNOBS)
 
 
 def _remember(name: str, spec: SearchSpec) -> None:

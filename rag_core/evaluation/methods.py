@@ -51,8 +51,7 @@ class Method:
         """The search this method runs with ``base``'s other choices (None for a first-stage list)."""
         if self.reranker is None:
             return None
-        return base if base.reranker == self.reranker and not base.mmr_after_cross_encoder else base.with_changes(
-            reranker=self.reranker, mmr_after_cross_encoder=False)
+        return base.with_changes(reranker=self.reranker, mmr_after_cross_encoder=False)
 
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (
@@ -105,7 +104,7 @@ def parse_methods(methods: str | Sequence[str] | None, *, default: Sequence[str]
     return list(dict.fromkeys(out))
 
 
-def cross_encoder_unavailable(model: str | None) -> str | None:
+def why_no_cross_encoder(model: str | None) -> str | None:
     """Why no cross-encoder ``model`` can be loaded, or None when it can."""
     status = cross_encoder_status(model or "")
     return None if status.uses_cross_encoder else (status.reason or status.detail)
@@ -118,7 +117,7 @@ def unavailable_reason(name: str, index, spec: SearchSpec = DEFAULT_SPEC) -> str
     if method.needs_vectors and index is not None and index.embeddings is None:
         return "the collection has no dense vectors yet"
     if method.needs_cross_encoder:
-        return cross_encoder_unavailable(spec.cross_encoder_model)
+        return why_no_cross_encoder(spec.cross_encoder_model)
     return None
 
 
@@ -134,7 +133,7 @@ def method_for_spec(spec: SearchSpec) -> str:
         return "hybrid"
     if spec.reranker == "cross_encoder":
         return "hybrid_ce"
-    return "hybrid_ce" if cross_encoder_unavailable(spec.cross_encoder_model) is None else "hybrid"
+    return "hybrid_ce" if why_no_cross_encoder(spec.cross_encoder_model) is None else "hybrid"
 
 
 def run_method(name: str, query: str, index, spec: SearchSpec = DEFAULT_SPEC, *, top: int = 10,

@@ -29,8 +29,7 @@ import numpy as np
 
 from rag_core.evaluation.beir import DEFAULT_TITLE_MODE, BeirDataset, document_chunks, load_beir
 from rag_core.evaluation.cache import cached_embeddings
-from rag_core.evaluation.methods import METHODS, get_method, parse_methods, run_method
-from rag_core.evaluation.methods import cross_encoder_unavailable as _cross_encoder_unavailable
+from rag_core.evaluation.methods import METHODS, get_method, parse_methods, run_method, why_no_cross_encoder
 from rag_core.evaluation.metrics import as_run, compute_metrics, docs_from_chunks
 from rag_core.retrieval.search_spec import SearchSpec
 from rag_core.settings import (
@@ -145,7 +144,7 @@ def cross_encoder_model_for_eval(model: str | None = None) -> str:
 
 def cross_encoder_unavailable(model: str | None = None) -> str | None:
     """Why no cross-encoder can be loaded for evaluation (``model``, else the eval default), or None."""
-    return _cross_encoder_unavailable(cross_encoder_model_for_eval(model))
+    return why_no_cross_encoder(cross_encoder_model_for_eval(model))
 
 
 def evaluate(

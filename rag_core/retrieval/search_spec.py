@@ -102,7 +102,7 @@ class SearchSpec:
 
     fusion: str = DEFAULT_FUSION
     dense_weight: float = DEFAULT_DENSE_WEIGHT
-    rrf_k: int = DEFAULT_RRF_K
+    rrf_k: int | float = DEFAULT_RRF_K
     pool: int = DEFAULT_POOL
     lexical: str = DEFAULT_LEXICAL
     reranker: str = "auto"

@@ -50,7 +50,12 @@ Progress = Callable[[str], None]
 
 @dataclass
 class Evaluator:
-    """One dataset, its chunks and index, and each method's document rankings."""
+    """One dataset, its chunks and index, and each method's document rankings.
+
+    ``encoder``: a loaded bi-encoder that embeds the chunks instead of ``embedding_model``'s
+    default variant; the methods then embed each query with that same variant of
+    ``embedding_model``, as the product's index does.
+    """
 
     dataset: BeirDataset
     title_mode: str = DEFAULT_TITLE_MODE
@@ -83,6 +88,10 @@ class Evaluator:
             self.chunks, embedding_model=self.embedding_model, compute_embeddings=False,
             embeddings=embeddings, long_text=self.long_text, with_bm25=True,
         )
+        if self.encoder is not None:
+            from rag_core.models.loading import encoder_variant
+
+            self.index.encoder = encoder_variant(self.encoder)  # queries embedded as the chunks were
         self.index_seconds = time.perf_counter() - started
         self._query_vectors: np.ndarray | None = None
 

@@ -31,12 +31,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 from rag_core.evaluation import cached_embeddings  # noqa: E402
+from rag_core.evaluation.methods import method_label  # noqa: E402
 from rag_core.index.build import build_index_from_chunks, index_text  # noqa: E402
-from rag_core.lab.config import SearchConfig  # noqa: E402
 from rag_core.lab.judgments import Judgments  # noqa: E402
-from rag_core.lab.methods import method_label  # noqa: E402
 from rag_core.lab.queryset import evaluate_judged  # noqa: E402
 from rag_core.lab.transfer import judgments_from_rows, parse_csv  # noqa: E402
+from rag_core.retrieval.search_spec import SearchSpec  # noqa: E402
 from rag_core.settings import CHUNK_OVERLAP_CHARS, CHUNK_SIZE_CHARS  # noqa: E402
 from rag_core.text.passage_context import chunk_pdf, guess_title  # noqa: E402
 
@@ -112,8 +112,9 @@ def main(argv=None) -> int:
             records_j, report = judgments_from_rows(rows, index, records)
             if report.problems:
                 say(f"{name}: {len(report.problems)} question rows could not be placed: {report.problems[:3]}")
-            run = evaluate_judged(index, records, Judgments(records_j), config=SearchConfig(), methods=args.methods,
-                                  cross_encoder_model="", progress=None)
+            # the package's hybrid search, no cross-encoder
+            run = evaluate_judged(index, records, Judgments(records_j), spec=SearchSpec(cross_encoder_model=None),
+                                  methods=args.methods, progress=None)
             summary = run.summary()
             results[name] = {
                 "chunks": len(index.chunks), "queries": len(run.queries),

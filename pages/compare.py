@@ -19,13 +19,13 @@ from pages.common.state import (
     searchable_index,
     title_of,
 )
-from rag_core.lab.config import SearchConfig
+from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
+from rag_core.evaluation.metrics import LOWER_BOUND_NOTE
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
-from rag_core.lab.methods import first_stage_text, hybrid_method, mark_movement, method_label, run_method, run_methods
-from rag_core.lab.metrics import LOWER_BOUND_NOTE
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.render import page_label, snippet
-from rag_core.retrieval.comparison import compare
+from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
+from rag_core.retrieval.search_spec import SearchSpec
 
 RESULT_KEY = "cmp_result"
 PICK_KEY = "cmp_passage"
@@ -47,7 +47,7 @@ UNJUDGED_KEY = "cmp_only_unjudged"
 AUTORUN_KEY = "cmp_autorun"  # set by the Relevance lab page: search this question at once
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
 JUDGE_ERROR_KEY = "cmp_judge_error"
-LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "cross_encoder")  # judged too, for their metrics
+LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
 ROW_HEIGHT = 92  # five lines of wrapped text: document, page, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
@@ -160,9 +160,7 @@ def controls(lib) -> None:
         phrase = c4.text_input("Exact phrase (optional)", key="cmp_phrase",
                                help="By default the exact list looks for the question itself; type a "
                                     "shorter phrase here to look for that instead.")
-    prefs = preferences()
-    config = lab_ui.knob_panel(lib, name, prefix="cmp", ce_available=lab_ui.has_cross_encoder(
-        prefs.cross_encoder_model))
+    spec = lab_ui.knob_panel(lib, name, prefix="cmp", cross_encoder_model=preferences().cross_encoder_model)
     autorun = st.session_state.pop(AUTORUN_KEY, None)
     if autorun and not submitted:
         submitted, query = True, autorun
@@ -173,34 +171,27 @@ def controls(lib) -> None:
         phrase = (phrase or "").strip() or None
         request = {"collection": name, "query": query, "top": int(top), "mode": mode, "phrase": phrase,
                    "source": source}
-        run_search(lib, request, config)
+        run_search(lib, request, spec)
         return
     stored = st.session_state.get(RESULT_KEY)
-    if stored and stored["request"]["collection"] == name and stored["config"] != config.to_dict():
-        run_search(lib, stored["request"], config, previous=stored)  # a knob changed: re-run, keep the old list
+    if stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
+        run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
 
 
-def run_search(lib, request: dict, config: SearchConfig, previous: dict | None = None) -> None:
-    """Search three ways with ``config`` (and every method for the metrics); keep it in the session."""
+def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = None) -> None:
+    """Search three ways with ``spec`` (and every method for the metrics); keep it in the session."""
     name = request["collection"]
     index = searchable_index(name)
     if index is None:
         return
-    prefs = preferences()
-    method = hybrid_method(config, prefs.cross_encoder_model)
-    options = config.search_kwargs()
-    pool = options.pop("pool")
-    if method == "hybrid_mmr":
-        options["mmr_lambda"] = float(config.mmr_lambda)
+    method = method_for_spec(spec)
     sources = None if request["source"] == "All documents" else [request["source"]]
     with st.spinner("Searching three ways…"):
-        result = compare(request["query"], index, top=request["top"], pool=pool, exact_mode=request["mode"],
-                         exact_query=request["phrase"], sources=sources, search_options=options,
-                         cross_encoder_model=prefs.cross_encoder_model if method == "cross_encoder" else "")
-        lists = run_methods(result.query, index, config, top=10, cross_encoder_model=prefs.cross_encoder_model,
-                            sources=sources)
-        pool_rows = run_method(method, result.query, index, config, top=request["top"], whole_pool=True,
-                               cross_encoder_model=prefs.cross_encoder_model, sources=sources)
+        result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
+                         exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
+        lists = run_methods(result.query, index, spec, top=10, sources=sources)
+        pool_rows = run_method(method, result.query, index, spec, top=request["top"], whole_pool=True,
+                               sources=sources)
     comparison = result.to_dict()
     dropped = []
     if previous is not None and previous.get("request") == request:
@@ -208,12 +199,12 @@ def run_search(lib, request: dict, config: SearchConfig, previous: dict | None =
     else:
         previous = None
     settings = {"collection": name, "collection_version": lib.version(name), "query": result.query,
-                "exact_phrase": request["phrase"], "top_k": request["top"], "pool_per_list": pool,
+                "exact_phrase": request["phrase"], "top_k": request["top"], "pool_per_list": spec.pool,
                 "reranker": result.reranker_detail, "exact_mode": request["mode"],
                 "documents": request["source"], "searched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "hybrid_settings": config.describe(), "hybrid_method": method_label(method)}
+                "hybrid_settings": spec.describe(), "hybrid_method": method_label(method)}
     st.session_state[RESULT_KEY] = {
-        "settings": settings, "comparison": comparison, "request": request, "config": config.to_dict(),
+        "settings": settings, "comparison": comparison, "request": request, "config": spec.to_dict(),
         "method": method, "lists": _slim_lists(lists), "pool_rows": _slim(pool_rows), "dropped": _slim(dropped),
         "previous": None if previous is None else {"config": previous["config"], "lists": previous["lists"],
                                                    "method": previous["method"]},
@@ -353,8 +344,8 @@ def show_results(lib) -> None:
 
 def moved_note(stored: dict, titles: dict) -> None:
     """Under the hybrid list after a settings change: what changed and what fell out."""
-    before = SearchConfig.from_dict(stored["previous"]["config"], strict=False)
-    now = SearchConfig.from_dict(stored["config"], strict=False)
+    before = SearchSpec.from_dict(stored["previous"]["config"], strict=False)
+    now = SearchSpec.from_dict(stored["config"], strict=False)
     changed = [f"{k.replace('_', ' ')} {getattr(before, k)} → {getattr(now, k)}" for k in lab_ui.KNOBS
                if getattr(before, k) != getattr(now, k)]
     text_line("Compared with the settings before:", "; ".join(changed) or "same settings",
@@ -415,7 +406,7 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
     st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}")
     if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
         st.caption(LOWER_BOUND_NOTE)
-    st.caption(f"Every method uses these hybrid settings: {SearchConfig.from_dict(stored['config']).describe()}. "
+    st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "
                "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
                "as gains. All figures for the query set: Relevance lab page.")
     judge_tab, slope_tab, overlap_tab = st.tabs(["Judge passages", "What the reranker did",
@@ -504,7 +495,7 @@ def slope_section(stored: dict, titles: dict, grades: dict) -> None:
         return
     labels = {r["chunk_index"]: f"{title_of(r, titles)}, {page_label(r)}" for r in rows}
     frame = lab_ui.slope_frame(rows, grades, top, labels)
-    how = {"cross_encoder": "the cross-encoder re-read", "hybrid_mmr": "fusion and then MMR reordered",
+    how = {"hybrid_ce": "the cross-encoder re-read", "hybrid_mmr": "fusion and then MMR reordered",
            "hybrid": "fusion reordered"}[stored["method"]]
     st.caption(f"Each line is a passage: on the left its best rank in the first-stage lists (TF-IDF, BM25, dense), "
                f"on the right its rank after {how} the pool of {len(rows)} candidates. Lines ending at "

@@ -12,14 +12,14 @@ import streamlit as st
 from pages.common import lab_ui
 from pages.common.layout import PAGES, link, note, run_page, show_error, text_line
 from pages.common.state import library, load_index, pick_collection, preferences
-from rag_core.lab.config import SearchConfig, collection_config, save_collection_search, saved_search
+from rag_core.evaluation.methods import method_label
+from rag_core.evaluation.metrics import JUDGED_METRICS, LOWER_BOUND_NOTE, METRIC_LABELS
 from rag_core.lab.judgments import load_judgments
-from rag_core.lab.methods import method_label
-from rag_core.lab.metrics import LOWER_BOUND_NOTE, METRIC_LABELS, METRICS
 from rag_core.lab.optimiser import optimise
 from rag_core.lab.queryset import evaluate_collection
 from rag_core.lab.snapshots import delete_snapshot, diff_snapshots, list_snapshots, load_snapshot, save_snapshot
 from rag_core.lab.transfer import beir_files, beir_zip, import_judgments, judgments_csv
+from rag_core.retrieval.search_spec import SearchSpec, save_collection_spec, saved_collection_spec
 
 OPTIMISER_KEY = "lab_optimiser"
 IMPORT_KEY = "lab_import_report"
@@ -30,19 +30,18 @@ SCHEMES = {"loo": "leave one query out", "split": "held-out half (random split)"
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _evaluate(root: str, name: str, index_token: str, judgments_token: str, config: dict, ce_model: str):
+def _evaluate(root: str, name: str, index_token: str, judgments_token: str, spec: dict):
     # the tokens are part of the cache key only: a new version, new vectors or a new judgment re-run it
     from rag_core.collections.library import Library
 
     lib = Library(root)
-    return evaluate_collection(lib, name, config=SearchConfig.from_dict(config), cross_encoder_model=ce_model,
-                               index=load_index(name))
+    return evaluate_collection(lib, name, spec=SearchSpec.from_dict(spec), index=load_index(name))
 
 
-def query_set_run(lib, name: str, config: SearchConfig, ce_model: str):
+def query_set_run(lib, name: str, spec: SearchSpec):
     judgments = load_judgments(lib, name)
     with st.spinner(f"Running every method on {len(judgments.queries())} judged queries…"):
-        return _evaluate(str(lib.root), name, lib.index_token(name), judgments.token, config.to_dict(), ce_model)
+        return _evaluate(str(lib.root), name, lib.index_token(name), judgments.token, spec.to_dict())
 
 
 # ---------------------------------------------------------------- query set
@@ -52,7 +51,7 @@ def summary_frame(run) -> pd.DataFrame:
     records = []
     for method, row in run.summary().items():
         record = {"method": method_label(method)}
-        for metric in METRICS:
+        for metric in JUDGED_METRICS:
             estimate = row[metric]
             record[METRIC_LABELS[metric]] = estimate.text()
         record["queries"] = row["ndcg@10"].n
@@ -97,7 +96,7 @@ def difference_chart(run, a: str, b: str, metric: str):
 
 def query_set_tab(lib, name: str, run) -> None:
     text_line(f"{len(run.queries)} judged queries; {len(run.scored_queries)} have a passage graded 2 or 3 and are "
-              f"scored. Hybrid settings: {run.config.describe()}.", muted=True)
+              f"scored. Hybrid settings: {run.spec.describe()}.", muted=True)
     if run.skipped:
         text_line("Not run:", "; ".join(f"{method_label(m)} ({why})" for m, why in run.skipped.items()),
                   bold_first=True, muted=True, sep=" ")
@@ -105,7 +104,7 @@ def query_set_tab(lib, name: str, run) -> None:
     st.dataframe(summary_frame(run), hide_index=True, key="lab_summary")
     st.caption(LOWER_BOUND_NOTE)
 
-    metric = st.selectbox("Metric", list(METRICS), format_func=METRIC_LABELS.get, key="lab_metric")
+    metric = st.selectbox("Metric", list(JUDGED_METRICS), format_func=METRIC_LABELS.get, key="lab_metric")
     st.markdown(f"**Per query: {METRIC_LABELS[metric]}** (empty: no passage graded 2 or 3 yet)")
     st.dataframe(per_query_frame(run, metric), hide_index=True, key="lab_per_query",
                  column_config={method_label(m): st.column_config.NumberColumn(format="%.3f") for m in run.methods})
@@ -150,10 +149,10 @@ def snapshots_tab(lib, name: str, run) -> None:
     with st.form("snapshot_form", border=False):
         label_col, save_col = st.columns([4, 1], vertical_alignment="bottom")
         label = label_col.text_input("Snapshot name", key="snapshot_label",
-                                     placeholder=f"e.g. {run.config.describe()}")
+                                     placeholder=f"e.g. {run.spec.describe()}")
         if save_col.form_submit_button("Save snapshot", type="primary", width="stretch"):
-            sid = save_snapshot(lib, name, run, label=label or run.config.describe())
-            st.session_state[FLASH_KEY] = ("success", f"Saved snapshot {label or run.config.describe()} ({sid}).")
+            sid = save_snapshot(lib, name, run, label=label or run.spec.describe())
+            st.session_state[FLASH_KEY] = ("success", f"Saved snapshot {label or run.spec.describe()} ({sid}).")
             st.rerun()
     st.caption("A snapshot keeps the settings, every method's top 10 for each judged query and the metrics, so "
                "a later run can be compared with it even after the collection or the settings changed.")
@@ -221,9 +220,9 @@ def snapshots_tab(lib, name: str, run) -> None:
 # ---------------------------------------------------------------- optimiser
 
 
-def optimiser_tab(lib, name: str, config: SearchConfig) -> None:
-    saved = saved_search(lib.settings(name))
-    default = collection_config(lib.settings(name))
+def optimiser_tab(lib, name: str) -> None:
+    saved = saved_collection_spec(lib.settings(name))
+    default = SearchSpec.for_collection(lib.settings(name))
     text_line("This collection searches with:", default.describe()
               + (" (saved " + time.strftime("%Y-%m-%d", time.localtime(saved.get("saved_at", 0))) + ")"
                  if saved else " (the package defaults)"), bold_first=True, sep=" ")
@@ -272,13 +271,13 @@ def optimiser_tab(lib, name: str, config: SearchConfig) -> None:
     c1, c2 = st.columns(2)
     if c1.button("Make these settings the collection's default", key="opt_save", type="primary" if positive else
                  "secondary", disabled=result.best == default, icon=":material/save:"):
-        save_collection_search(lib, name, result.best, note=f"optimiser: {label} held-out gain {result.gain.text()}")
+        save_collection_spec(lib, name, result.best, note=f"optimiser: {label} held-out gain {result.gain.text()}")
         lab_ui.forget_session_config(name)
         st.session_state[FLASH_KEY] = ("success", f"Every search of {name} (app and command line) now uses: "
                                                   f"{result.best.describe()}.")
         st.rerun()
     if saved and c2.button("Back to the package defaults", key="opt_reset", icon=":material/restart_alt:"):
-        save_collection_search(lib, name, None)
+        save_collection_spec(lib, name, None)
         lab_ui.forget_session_config(name)
         st.session_state[FLASH_KEY] = ("success", f"{name} searches with the package defaults again.")
         st.rerun()
@@ -355,9 +354,7 @@ def body() -> None:
         text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
         link(PAGES["collections"], "Add PDFs", ":material/library_books:")
         return
-    prefs = preferences()
-    config = lab_ui.knob_panel(lib, name, prefix="lab", ce_available=lab_ui.has_cross_encoder(
-        prefs.cross_encoder_model))
+    spec = lab_ui.knob_panel(lib, name, prefix="lab", cross_encoder_model=preferences().cross_encoder_model)
     judgments = load_judgments(lib, name)
     tabs = st.tabs(["Query set", "Snapshots", "Optimiser", "Import / export"])
     if not len(judgments):
@@ -369,13 +366,13 @@ def body() -> None:
         with tabs[3]:
             transfer_tab(lib, name)
         return
-    run = query_set_run(lib, name, config, prefs.cross_encoder_model)
+    run = query_set_run(lib, name, spec)
     with tabs[0]:
         query_set_tab(lib, name, run)
     with tabs[1]:
         snapshots_tab(lib, name, run)
     with tabs[2]:
-        optimiser_tab(lib, name, config)
+        optimiser_tab(lib, name)
     with tabs[3]:
         transfer_tab(lib, name)
 

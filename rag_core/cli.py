@@ -174,7 +174,7 @@ def _check_search_args(args) -> None:
 
 def cmd_search(args) -> int:
     from rag_core.retrieval.exact import search_exact
-    from rag_core.retrieval.ranking import search, search_dense, search_lexical
+    from rag_core.retrieval.ranking import search_dense, search_lexical, search_with_spec
 
     _check_search_args(args)
     library = _library(args)
@@ -193,14 +193,14 @@ def cmd_search(args) -> int:
     elif args.mode == "dense":
         rows = search_dense(args.query, index, args.top, sources=sources)
     else:
-        from rag_core.lab.config import collection_search_kwargs
+        from rag_core.retrieval.search_spec import SearchSpec
 
-        kwargs = collection_search_kwargs(library.settings(args.collection))  # the collection's saved defaults
+        spec = SearchSpec.for_collection(library.settings(args.collection))  # the collection's saved default
         if args.pool is not None:
-            kwargs["pool"] = args.pool
+            spec = spec.with_changes(pool=args.pool)
         if args.cross_encoder:
-            kwargs["cross_encoder_model"] = args.cross_encoder
-        rows = search(args.query, index, top=args.top, rerank=True, sources=sources, **kwargs)
+            spec = spec.with_changes(cross_encoder_model=args.cross_encoder)
+        rows = search_with_spec(args.query, index, spec, top=args.top, sources=sources)
     if args.json:
         payload = {"collection": args.collection, "query": args.query, "mode": args.mode, "results": rows}
         if args.mode == "hybrid" and rows:
@@ -450,8 +450,9 @@ def cmd_eval(args) -> int:
     if not args.dataset:
         raise UsageError("give a BEIR dataset folder, or --collection NAME to evaluate a collection's judgments")
     from rag_core.evaluation import METHODS, evaluate, format_table
+    from rag_core.evaluation.methods import current_name
 
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    methods = [current_name(m.strip()) for m in args.methods.split(",") if m.strip()]  # earlier names too
     if not methods:
         raise UsageError(f"--methods is empty; choose from {', '.join(METHODS)}")
     unknown = [m for m in methods if m not in METHODS]
@@ -543,13 +544,18 @@ def cmd_eval_collection(args) -> int:
         raise UsageError("give either a dataset folder or --collection, not both")
     library = _library(args)
     methods = None if args.methods == DEFAULT_EVAL_METHODS else args.methods
-    kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
+    spec = None  # the collection's own
+    if args.cross_encoder:
+        from rag_core.retrieval.search_spec import SearchSpec
+
+        spec = SearchSpec.for_collection(library.settings(args.collection)).with_changes(
+            cross_encoder_model=args.cross_encoder)
 
     def progress(message: str) -> None:
         if not args.quiet:
             print(f"[eval] {_line(message)}", file=sys.stderr, flush=True)
 
-    run = evaluate_collection(library, args.collection, methods=methods, progress=progress, **kwargs)
+    run = evaluate_collection(library, args.collection, spec=spec, methods=methods, progress=progress)
     print(json.dumps(summary_json(run), ensure_ascii=False, indent=1) if args.json else _text(format_summary(run)))
     return EXIT_OK
 
@@ -715,7 +721,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", help="evaluate this collection's judgments instead (the relevance lab's figures; "
                                         "methods default to every one that can run)")
     p.add_argument("--methods", default=DEFAULT_EVAL_METHODS,
-                   help="comma-separated: tfidf, bm25, dense, hybrid, hybrid_ce, mmr (default tfidf,bm25,dense,hybrid)")
+                   help="comma-separated: tfidf, bm25, dense, hybrid, hybrid_mmr, hybrid_ce (default "
+                        "tfidf,bm25,dense,hybrid; the earlier names mmr and cross_encoder work too)")
     p.add_argument("--split", choices=("test", "train", "dev"), default="test")
     p.add_argument("--cross-encoder", help="cross-encoder name or local folder (method hybrid_ce)")
     p.add_argument("--quiet", action="store_true", help="no progress messages on stderr")

@@ -23,7 +23,9 @@ DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_CROSS_ENCODER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 TFIDF_MAX_FEATURES = 20_000  # the contract: at most 20,000 features
 TFIDF_NGRAM_RANGE = (1, 2)  # the contract: word 1- and 2-grams
-MMR_LAMBDA = 0.7  # the contract's DiversityReranker default; eval's mmr method uses it as is
+# Maximal marginal relevance's lambda: the contract's DiversityReranker default, kept as is (not
+# tuned); hybrid search's MMR reranker starts from it (SearchSpec.mmr_lambda, the app's MMR λ).
+MMR_LAMBDA = 0.7
 
 # ------------------------------------------------------------------- hybrid search
 # Candidates taken from each first-stage list (TF-IDF, BM25, dense) before re-reading.

@@ -1,7 +1,9 @@
 """The relevance lab's pieces shared by Compare and the Relevance lab page: the hybrid-search
 knobs, grades, the per-method metrics table, the slope chart and the overlap tables.
 
-Every figure comes from :mod:`rag_core.lab`; this module only lays it out.
+Every figure comes from :mod:`rag_core.lab` and :mod:`rag_core.evaluation` (methods, metrics);
+the knobs are the fields of a :class:`~rag_core.retrieval.search_spec.SearchSpec`. This module
+only lays them out.
 """
 
 from __future__ import annotations
@@ -9,17 +11,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rag_core.lab.config import (
-    FUSION_LABELS,
-    LEXICAL_LABELS,
-    SearchConfig,
-    collection_config,
-    saved_search,
-)
+from rag_core.evaluation.methods import METHODS, method_label
+from rag_core.evaluation.metrics import JUDGED_METRICS, METRIC_LABELS, query_metrics
 from rag_core.lab.judgments import GRADE_SHORT, Grade, Judgments, Passages, load_judgments, passages_of
-from rag_core.lab.methods import METHODS, method_label
-from rag_core.lab.metrics import METRIC_LABELS, METRICS, overlap_at_k, query_metrics, rank_biased_overlap
+from rag_core.lab.statistics import overlap_at_k, rank_biased_overlap
 from rag_core.retrieval.ranking import cross_encoder_status
+from rag_core.retrieval.search_spec import FUSION_LABELS, LEXICAL_LABELS, SearchSpec, saved_collection_spec
 
 CONFIG_KEY = "lab_config"  # plain session state: collection -> knob values (survives page switches)
 KNOBS = ("reranker", "mmr_lambda", "fusion", "rrf_k", "dense_weight", "pool", "lexical")
@@ -33,7 +30,7 @@ TEXT = st.column_config.TextColumn
 # ---------------------------------------------------------------- knobs
 
 
-def has_cross_encoder(model: str) -> bool:
+def has_cross_encoder(model: str | None) -> bool:
     return bool(model) and cross_encoder_status(model).reranker is not None
 
 
@@ -41,45 +38,53 @@ def _reranker_options(ce_available: bool) -> list[str]:
     return ["cross_encoder", "mmr", "none"] if ce_available else ["none", "mmr"]
 
 
-def current_config(lib, name: str, ce_available: bool) -> SearchConfig:
-    """The knobs' settings for ``name``: what this tab set, else the collection's saved defaults."""
+def current_spec(lib, name: str, cross_encoder_model: str | None) -> SearchSpec:
+    """The knobs' search for ``name``: what this tab set, else the collection's saved default, with
+    the cross-encoder of the app's settings."""
     stored = st.session_state.get(CONFIG_KEY, {}).get(name)
-    config = SearchConfig.from_dict(stored, strict=False) if stored else collection_config(lib.settings(name))
-    options = _reranker_options(ce_available)
-    if config.reranker not in options:
-        config = config.with_changes(reranker=options[0])
-    return config
+    spec = SearchSpec.from_dict(stored, strict=False) if stored else SearchSpec.for_collection(lib.settings(name))
+    options = _reranker_options(has_cross_encoder(cross_encoder_model))
+    spec = spec.with_changes(cross_encoder_model=cross_encoder_model or None)
+    if spec.reranker not in options:
+        spec = spec.with_changes(reranker=options[0])
+    return spec
 
 
-def _remember(name: str, config: SearchConfig) -> None:
-    st.session_state.setdefault(CONFIG_KEY, {})[name] = config.to_dict()
+def knobs_changed(before: dict, spec: SearchSpec) -> bool:
+    """Whether a knob moved since ``before`` (a spec's dict); the cross-encoder is the app's setting."""
+    return any(before.get(knob) != getattr(spec, knob) for knob in KNOBS)
 
 
-def knob_panel(lib, name: str, *, prefix: str, ce_available: bool) -> SearchConfig:
-    """The hybrid-search knobs; returns the settings they show. A change is kept for the tab and
-    re-runs what depends on it."""
-    config = current_config(lib, name, ce_available)
+def _remember(name: str, spec: SearchSpec) -> None:
+    st.session_state.setdefault(CONFIG_KEY, {})[name] = spec.to_dict()
+
+
+def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) -> SearchSpec:
+    """The hybrid-search knobs; returns the search they show (with ``cross_encoder_model``, the app's).
+    A change is kept for the tab and re-runs what depends on it."""
+    ce_available = has_cross_encoder(cross_encoder_model)
+    spec = current_spec(lib, name, cross_encoder_model)
     keys = {k: f"{prefix}_{k}_{name}" for k in KNOBS}
     for knob, key in keys.items():
         if key not in st.session_state:
-            st.session_state[key] = getattr(config, knob)
+            st.session_state[key] = getattr(spec, knob)
 
     def changed() -> None:
         values = {k: st.session_state[key] for k, key in keys.items()}
         values["dense_weight"] = float(values["dense_weight"])
         values["mmr_lambda"] = float(values["mmr_lambda"])
         values["pool"], values["rrf_k"] = int(values["pool"]), int(values["rrf_k"])
-        _remember(name, SearchConfig.from_dict(values, strict=False))
+        _remember(name, SearchSpec.from_dict(values, strict=False))
 
     def reset() -> None:
-        default = collection_config(lib.settings(name))
+        default = SearchSpec.for_collection(lib.settings(name))
         options = _reranker_options(ce_available)
         default = default.with_changes(reranker=options[0])
         _remember(name, default)
         for knob, key in keys.items():
             st.session_state[key] = getattr(default, knob)
 
-    saved = saved_search(lib.settings(name))
+    saved = saved_collection_spec(lib.settings(name))
     with st.container(border=True):
         head, button = st.columns([5, 1.3], vertical_alignment="center")
         head.markdown("**Hybrid search settings** — a change re-runs the hybrid list and shows how each row moved")
@@ -110,7 +115,7 @@ def knob_panel(lib, name: str, *, prefix: str, ce_available: bool) -> SearchConf
         c[6].selectbox("Lexical lists in the pool", list(LEXICAL_LABELS), format_func=LEXICAL_LABELS.get,
                        key=keys["lexical"], on_change=changed,
                        help="Which lexical rankings feed the pool (and the lexical side of the fusion)")
-    return current_config(lib, name, ce_available)
+    return current_spec(lib, name, cross_encoder_model)
 
 
 # ---------------------------------------------------------------- grades
@@ -146,7 +151,7 @@ def metrics_frame(lists: dict[str, list[dict]], grades: dict[int, Grade],
         ranking = [r["chunk_index"] for r in lists[method]]
         values = query_metrics(ranking, by_chunk)
         record = {"method": method_label(method)}
-        record.update({METRIC_LABELS[m]: values[m] for m in METRICS})
+        record.update({METRIC_LABELS[m]: values[m] for m in JUDGED_METRICS})
         if previous is not None:
             before = previous.get(method)
             if before is not None:
@@ -162,7 +167,7 @@ def metrics_frame(lists: dict[str, list[dict]], grades: dict[int, Grade],
 
 METRIC_COLUMNS = {
     "method": TEXT(width=110),
-    **{label: NUM(format="%.3f", width=86) for label in METRIC_LABELS.values()},
+    **{METRIC_LABELS[m]: NUM(format="%.3f", width=86) for m in JUDGED_METRICS},
     "nDCG@10 before": NUM(format="%.3f", width=110, help="nDCG@10 of this method's list under the settings "
                                                          "before the last change (same judgments)"),
     "change": NUM(format="%+.3f", width=70, help="nDCG@10 now minus before"),

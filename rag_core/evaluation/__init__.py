@@ -1,8 +1,10 @@
-"""Retrieval quality on BEIR-format datasets, laid out as BEIR does.
+"""Retrieval quality: every method by one name, one implementation of the metrics, and BEIR datasets.
 
-:mod:`.beir` reads a dataset folder and chunks its documents; :mod:`.metrics` scores
-rankings (nDCG@10, MRR@10, Recall@100); :mod:`.cache` keeps chunk embeddings between
-runs; :mod:`.runner` ranks with each method (:class:`Evaluator`, :func:`evaluate`,
+:mod:`.methods` is the method registry (names, labels, what each needs, :func:`run_method`),
+used by BEIR evaluation and by the relevance lab; :mod:`.metrics` scores rankings (BEIR's
+nDCG@10, MRR@10, Recall@100, and the lab's figures against graded passages); :mod:`.beir`
+reads a dataset folder and chunks its documents; :mod:`.cache` keeps chunk embeddings between
+runs; :mod:`.runner` ranks a dataset with each method (:class:`Evaluator`, :func:`evaluate`,
 :func:`format_table`). The names below are importable from ``rag_core.evaluation``.
 """
 
@@ -17,11 +19,11 @@ from rag_core.evaluation.beir import (
     read_qrels,
 )
 from rag_core.evaluation.cache import cached_embeddings
-from rag_core.evaluation.metrics import METRICS, as_run, compute_metrics, docs_from_chunks, per_query_metrics
+from rag_core.evaluation.methods import METHODS, method_label, parse_methods, run_method
+from rag_core.evaluation.metrics import BEIR_METRICS, as_run, compute_metrics, docs_from_chunks, per_query_metrics
 from rag_core.evaluation.runner import (
     CHUNK_DEPTH,
     DEFAULT_METHODS,
-    METHODS,
     Evaluator,
     cross_encoder_unavailable,
     evaluate,
@@ -29,17 +31,15 @@ from rag_core.evaluation.runner import (
 )
 from rag_core.settings import EVAL_CACHE_ENV as CACHE_ENV
 from rag_core.settings import EVAL_CROSS_ENCODER_ENV as CROSS_ENCODER_ENV
-from rag_core.settings import MMR_LAMBDA
 
 __all__ = [
+    "BEIR_METRICS",
     "CACHE_ENV",
     "CHUNK_DEPTH",
     "CROSS_ENCODER_ENV",
     "DEFAULT_METHODS",
     "DEFAULT_TITLE_MODE",
     "METHODS",
-    "METRICS",
-    "MMR_LAMBDA",
     "TITLE_MODES",
     "BeirDataset",
     "Evaluator",
@@ -52,6 +52,9 @@ __all__ = [
     "evaluate",
     "format_table",
     "load_beir",
+    "method_label",
+    "parse_methods",
     "per_query_metrics",
     "read_qrels",
+    "run_method",
 ]

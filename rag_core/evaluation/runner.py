@@ -8,11 +8,11 @@ chunk: documents are ordered by the first (best) of their chunks in the method's
 ranking. Where a query id is also a document id (ArguAna), that document is dropped from
 the query's ranking, as BEIR does (``ignore_identical_ids``).
 
-Methods: ``tfidf``, ``bm25``, ``dense``, ``hybrid`` (``rag_core.retrieval.ranking.search`` with
-``rerank=True`` and no cross-encoder: the fusion path, i.e. what the app does when no
-cross-encoder can be loaded), ``hybrid_ce`` (the same pool read by the cross-encoder;
-skipped with a message when none can be loaded) and ``mmr`` (maximal marginal relevance,
-:class:`~rag_core.retrieval.rerankers.DiversityReranker`, over the hybrid list).
+Methods (:mod:`rag_core.evaluation.methods`; by default ``tfidf``, ``bm25``, ``dense`` and
+``hybrid``): each runs through :func:`rag_core.evaluation.methods.run_method`, as the relevance
+lab's do, with the package's :class:`~rag_core.retrieval.search_spec.SearchSpec` (``pool`` and
+the cross-encoder as given). ``hybrid_ce`` is skipped with a message when no cross-encoder can
+be loaded.
 
 Dense embeddings of a dataset's chunks are cached (:mod:`rag_core.evaluation.cache`).
 """
@@ -29,7 +29,9 @@ import numpy as np
 
 from rag_core.evaluation.beir import DEFAULT_TITLE_MODE, BeirDataset, document_chunks, load_beir
 from rag_core.evaluation.cache import cached_embeddings
+from rag_core.evaluation.methods import METHODS, get_method, parse_methods, run_method, why_no_cross_encoder
 from rag_core.evaluation.metrics import as_run, compute_metrics, docs_from_chunks
+from rag_core.retrieval.search_spec import SearchSpec
 from rag_core.settings import (
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
@@ -37,10 +39,8 @@ from rag_core.settings import (
     DEFAULT_POOL,
     EVAL_CHUNK_DEPTH,
     EVAL_CROSS_ENCODER_ENV,
-    MMR_LAMBDA,
 )
 
-METHODS = ("tfidf", "bm25", "dense", "hybrid", "hybrid_ce", "mmr")
 DEFAULT_METHODS = ("tfidf", "bm25", "dense", "hybrid")
 # Chunks read from each method's chunk ranking to fill ``top_k`` documents.
 CHUNK_DEPTH = EVAL_CHUNK_DEPTH
@@ -50,7 +50,12 @@ Progress = Callable[[str], None]
 
 @dataclass
 class Evaluator:
-    """One dataset, its chunks and index, and each method's document rankings."""
+    """One dataset, its chunks and index, and each method's document rankings.
+
+    ``encoder``: a loaded bi-encoder that embeds the chunks instead of ``embedding_model``'s
+    default variant; the methods then embed each query with that same variant of
+    ``embedding_model``, as the product's index does.
+    """
 
     dataset: BeirDataset
     title_mode: str = DEFAULT_TITLE_MODE
@@ -83,6 +88,10 @@ class Evaluator:
             self.chunks, embedding_model=self.embedding_model, compute_embeddings=False,
             embeddings=embeddings, long_text=self.long_text, with_bm25=True,
         )
+        if self.encoder is not None:
+            from rag_core.models.loading import encoder_variant
+
+            self.index.encoder = encoder_variant(self.encoder)  # queries embedded as the chunks were
         self.index_seconds = time.perf_counter() - started
         self._query_vectors: np.ndarray | None = None
 
@@ -117,39 +126,24 @@ class Evaluator:
     def _docs(self, qi: int, chunk_order: Iterable[int], top_k: int) -> list[str]:
         return docs_from_chunks(chunk_order, self.doc_ids, top_k, exclude=self.query_ids[qi])
 
+    def spec(self, *, cross_encoder_model: str | None = None, pool: int | None = None) -> SearchSpec:
+        """The hybrid methods' search: the package's, with this pool and cross-encoder."""
+        return SearchSpec(pool=DEFAULT_POOL if pool is None else pool,
+                          cross_encoder_model=cross_encoder_model or DEFAULT_CROSS_ENCODER_MODEL)
+
     def rankings(self, method: str, top_k: int = 100, *, cross_encoder_model: str | None = None,
                  pool: int | None = None) -> dict[str, list[str]]:
-        """Each query's documents, best first, as ``method`` ranks them."""
-        from rag_core.index.lexical import top_k as best
-        from rag_core.retrieval.ranking import search
-
-        pool = DEFAULT_POOL if pool is None else pool
+        """Each query's documents, best first, as ``method`` ranks them (its first
+        ``CHUNK_DEPTH`` chunks, each document at its best chunk)."""
+        found = get_method(method)
+        if found.uses_vectors and self.index.embeddings is None:
+            raise ValueError(f"method {method!r} needs embeddings; this evaluation was set up without them")
+        spec = self.spec(cross_encoder_model=cross_encoder_model, pool=pool)
         out: dict[str, list[str]] = {}
-        if method in ("tfidf", "bm25", "dense"):
-            for qi, qid in enumerate(self.query_ids):
-                scores = self.chunk_scores(method, qi)
-                order = best(scores, CHUNK_DEPTH, positive_only=(method != "dense"))
-                out[qid] = self._docs(qi, order, top_k)
-            return out
-        if method in ("hybrid", "hybrid_ce", "mmr"):
-            if self.index.embeddings is None:
-                raise ValueError(f"method {method!r} needs embeddings")
-            ce = (cross_encoder_model or DEFAULT_CROSS_ENCODER_MODEL) if method == "hybrid_ce" else ""
-            reranker = None
-            if method == "mmr":
-                from rag_core.retrieval.rerankers import DiversityReranker
-
-                reranker = DiversityReranker(MMR_LAMBDA)
-            for qi, qid in enumerate(self.query_ids):
-                rows = search(self.dataset.queries[qid], self.index, top=CHUNK_DEPTH, rerank=True,
-                              pool=pool, cross_encoder_model=ce)
-                if reranker is not None and rows:
-                    for row in rows:
-                        row["embedding"] = self.index.embeddings[row["chunk_index"]]
-                    rows = reranker.rerank(self.dataset.queries[qid], rows)
-                out[qid] = self._docs(qi, (r["chunk_index"] for r in rows), top_k)
-            return out
-        raise ValueError(f"unknown method {method!r}; choose from {', '.join(METHODS)}")
+        for qi, qid in enumerate(self.query_ids):
+            rows = run_method(method, self.dataset.queries[qid], self.index, spec, top=CHUNK_DEPTH)
+            out[qid] = self._docs(qi, (r["chunk_index"] for r in rows), top_k)
+        return out
 
 
 def cross_encoder_model_for_eval(model: str | None = None) -> str:
@@ -158,11 +152,8 @@ def cross_encoder_model_for_eval(model: str | None = None) -> str:
 
 
 def cross_encoder_unavailable(model: str | None = None) -> str | None:
-    """Why no cross-encoder can be loaded, or None when one can."""
-    from rag_core.retrieval.ranking import cross_encoder_status
-
-    status = cross_encoder_status(cross_encoder_model_for_eval(model))
-    return None if status.uses_cross_encoder else status.reason
+    """Why no cross-encoder can be loaded for evaluation (``model``, else the eval default), or None."""
+    return why_no_cross_encoder(cross_encoder_model_for_eval(model))
 
 
 def evaluate(
@@ -182,29 +173,22 @@ def evaluate(
     "recall@100", "queries", "seconds"} (or {"skipped": why} for a method that cannot run
     here, such as ``hybrid_ce`` without a cross-encoder). ``progress(message)`` is told
     what is happening (embedding can take minutes the first time)."""
-    if isinstance(methods, str):
-        methods = [m.strip() for m in methods.split(",") if m.strip()]
-    methods = list(dict.fromkeys(methods))
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(METHODS)}")
-    if not methods:
-        raise ValueError(f"no method given; choose from {', '.join(METHODS)}")
+    methods = parse_methods(methods)
     dataset = load_beir(folder, split)
     results: dict[str, dict] = {}
     ce_model = cross_encoder_model_for_eval(cross_encoder_model)
     runnable = []
     for method in methods:
-        if method == "hybrid_ce":
+        if get_method(method).needs_cross_encoder:
             why = cross_encoder_unavailable(ce_model)
             if why:
                 why = f"no cross-encoder: {why}"
                 results[method] = {"skipped": why}
                 if progress:
-                    progress(f"hybrid_ce skipped: {why}")
+                    progress(f"{method} skipped: {why}")
                 continue
         runnable.append(method)
-    needs_dense = any(m in ("dense", "hybrid", "hybrid_ce", "mmr") for m in runnable)
+    needs_dense = any(get_method(m).uses_vectors for m in runnable)
     evaluator = Evaluator(dataset, title_mode=title_mode, long_text=long_text,
                           embedding_model=embedding_model, with_embeddings=needs_dense, progress=progress)
     for method in runnable:

@@ -1,27 +1,18 @@
-"""The relevance lab: judgments, per-query metrics, snapshots and the hybrid optimiser.
+"""The relevance lab: judgments, the figures of a query set, snapshots and the hybrid optimiser.
 
-No Streamlit here; the app's pages and the CLI call these functions.
+No Streamlit here; the app's pages and the CLI call these functions. The lab builds on
+:mod:`rag_core.evaluation` (the method registry and the metrics) and describes hybrid search
+with :class:`rag_core.retrieval.search_spec.SearchSpec`.
 
-* :mod:`.config` — :class:`SearchConfig` (the hybrid knobs) and a collection's saved defaults
-  (:func:`collection_search_kwargs`, used by every search of the collection);
 * :mod:`.judgments` — graded judgments keyed by document content and character span;
-* :mod:`.metrics` — nDCG@10, P@5, MRR@10, Recall@10, unjudged share, bootstrap intervals,
-  paired tests, overlap@k and rank-biased overlap;
-* :mod:`.methods` — every method's list for a query; :mod:`.queryset` — a collection's judged
-  queries evaluated; :mod:`.snapshots` — runs kept and compared; :mod:`.optimiser` — a grid
-  with leave-one-query-out; :mod:`.transfer` — CSV and BEIR import and export.
+* :mod:`.statistics` — bootstrap intervals, paired tests, overlap@k and rank-biased overlap;
+* :mod:`.queryset` — a collection's judged queries, every method's list and figures;
+  :mod:`.snapshots` — runs kept and compared; :mod:`.optimiser` — a grid with
+  leave-one-query-out; :mod:`.transfer` — CSV and BEIR import and export.
 """
 
 from __future__ import annotations
 
-from rag_core.lab.config import (
-    DEFAULT_CONFIG,
-    SearchConfig,
-    SearchConfigError,
-    collection_config,
-    collection_search_kwargs,
-    save_collection_search,
-)
 from rag_core.lab.judgments import (
     GRADES,
     Judgment,
@@ -35,7 +26,6 @@ from rag_core.lab.judgments import (
 )
 
 __all__ = [
-    "DEFAULT_CONFIG", "GRADES", "Judgment", "JudgmentError", "Judgments", "PassageKey", "SearchConfig",
-    "SearchConfigError", "collection_config", "collection_search_kwargs", "load_judgments", "make_judgment",
-    "passages_of", "save_collection_search", "set_grade",
+    "GRADES", "Judgment", "JudgmentError", "Judgments", "PassageKey", "load_judgments", "make_judgment",
+    "passages_of", "set_grade",
 ]

@@ -424,14 +424,3 @@ def add_judgments(store, name: str, records: Iterable[Judgment]) -> tuple[Judgme
             judgments = judgments.with_judgment(record)
         _write(store, name, judgments)
     return judgments, added, replaced
-
-
-def forget_query(store, name: str, query: str) -> Judgments:
-    """Remove every judgment of one query."""
-    store = _store(store)
-    query = normalise_query(query)
-    with store.writing(name):
-        judgments = load_judgments(store, name)
-        kept = Judgments(j for j in judgments if j.query != query)
-        _write(store, name, kept)
-    return kept

@@ -8,7 +8,8 @@ others) or a held-out split (settings chosen on a random half, scored on the oth
 The settings recommended are the best on all judged queries; the held-out gain says what
 to expect from them on new queries, with a 95% bootstrap interval and a paired test.
 
-Each setting ranks exactly as :func:`rag_core.retrieval.ranking.search` (fusion path) does: the
+Each setting (a :class:`~rag_core.retrieval.search_spec.SearchSpec` with the reranker "none") ranks
+exactly as :func:`rag_core.retrieval.ranking.search_with_spec` does: the
 first-stage scores of a query are computed once, then the same
 :func:`~rag_core.retrieval.ranking.pool_candidates` and :func:`~rag_core.retrieval.fusion.fuse_candidates`
 run for each setting (``tests/lab/test_lab.py`` checks the orders agree).
@@ -23,11 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag_core.lab.config import SearchConfig
+from rag_core.evaluation.metrics import METRIC_LABELS, has_relevant, query_metrics
 from rag_core.lab.judgments import Judgments, passages_of
-from rag_core.lab.metrics import Estimate, PairedTest, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.lab.statistics import Estimate, PairedTest, mean_ci, paired_test
 from rag_core.retrieval.fusion import fuse_candidates
 from rag_core.retrieval.ranking import covered_fusion_weights, pool_candidates
+from rag_core.retrieval.search_spec import SearchSpec
 
 SCHEMES = ("loo", "split")
 DEFAULT_WEIGHTS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
@@ -37,29 +39,29 @@ DEFAULT_LEXICAL = ("both", "bm25")
 Progress = Callable[[str], None]
 
 
-def default_grid(baseline: SearchConfig | None = None, *, weights: Sequence[float] = DEFAULT_WEIGHTS,
+def default_grid(baseline: SearchSpec | None = None, *, weights: Sequence[float] = DEFAULT_WEIGHTS,
                  pools: Sequence[int] = DEFAULT_POOLS, rrf_ks: Sequence[int] = DEFAULT_RRF_KS,
                  lexical: Sequence[str] = DEFAULT_LEXICAL,
-                 fusions: Sequence[str] = ("minmax", "zscore", "rrf")) -> list[SearchConfig]:
+                 fusions: Sequence[str] = ("minmax", "zscore", "rrf")) -> list[SearchSpec]:
     """The settings tried, the baseline first (so a tie keeps it)."""
-    baseline = baseline or SearchConfig()
-    base = SearchConfig(fusion=baseline.fusion, dense_weight=baseline.dense_weight, rrf_k=baseline.rrf_k,
-                        pool=baseline.pool, lexical=baseline.lexical, reranker="none")
+    baseline = baseline or SearchSpec()
+    base = SearchSpec(fusion=baseline.fusion, dense_weight=baseline.dense_weight, rrf_k=baseline.rrf_k,
+                      pool=baseline.pool, lexical=baseline.lexical, reranker="none")
     grid = [base]
     seen = {_identity(base)}
     for fusion, weight, pool, lex in itertools.product(fusions, weights, pools, lexical):
         for k in (rrf_ks if fusion == "rrf" else (baseline.rrf_k,)):
-            config = SearchConfig(fusion=fusion, dense_weight=float(weight), rrf_k=int(k), pool=int(pool),
-                                  lexical=lex, reranker="none")
-            if _identity(config) not in seen:
-                seen.add(_identity(config))
-                grid.append(config)
+            spec = SearchSpec(fusion=fusion, dense_weight=float(weight), rrf_k=int(k), pool=int(pool),
+                              lexical=lex, reranker="none")
+            if _identity(spec) not in seen:
+                seen.add(_identity(spec))
+                grid.append(spec)
     return grid
 
 
-def _identity(config: SearchConfig) -> tuple:
-    return (config.fusion, round(float(config.dense_weight), 6), config.rrf_k if config.fusion == "rrf" else 0,
-            config.pool, config.lexical)
+def _identity(spec: SearchSpec) -> tuple:
+    return (spec.fusion, round(float(spec.dense_weight), 6), spec.rrf_k if spec.fusion == "rrf" else 0,
+            spec.pool, spec.lexical)
 
 
 # --------------------------------------------------------------------------- ranking fast
@@ -102,14 +104,13 @@ class QueryScores:
             self._pools[key] = (scores, ranks, candidates)
         return self._pools[key]
 
-    def top(self, config: SearchConfig, k: int = 10) -> list[int]:
-        """The chunk indices of the fused top ``k`` under ``config`` (as ``search`` orders them)."""
-        kwargs = config.search_kwargs()
-        scores, ranks, candidates = self._pool(config.pool, config.lexical)
+    def top(self, spec: SearchSpec, k: int = 10) -> list[int]:
+        """The chunk indices of the fused top ``k`` under ``spec`` (as ``search_with_spec`` orders them)."""
+        scores, ranks, candidates = self._pool(spec.pool, spec.lexical)
         if not candidates:
             return []
-        weights = covered_fusion_weights(self.index, kwargs["fusion_weights"])
-        fused = fuse_candidates(scores, ranks, candidates, weights=weights, rrf_k=config.rrf_k, kind=config.fusion)
+        weights = covered_fusion_weights(self.index, spec.weights())
+        fused = fuse_candidates(scores, ranks, candidates, weights=weights, rrf_k=spec.rrf_k, kind=spec.fusion)
         return sorted(candidates, key=lambda i: (-fused[i], i))[:k]
 
 
@@ -167,8 +168,8 @@ def _argmax(values: np.ndarray) -> int:
 class OptimiserResult:
     """The recommendation and what it is worth on queries it was not chosen on."""
 
-    best: SearchConfig
-    baseline: SearchConfig
+    best: SearchSpec
+    baseline: SearchSpec
     metric: str
     scheme: str
     n_queries: int
@@ -192,8 +193,6 @@ class OptimiserResult:
                 "top": self.top, "seconds": round(self.seconds, 2)}
 
     def advice(self) -> str:
-        from rag_core.lab.metrics import METRIC_LABELS
-
         metric = METRIC_LABELS.get(self.metric, self.metric)
         if self.gain.mean is None:
             return "Not enough judged queries to estimate a gain."
@@ -208,12 +207,12 @@ class OptimiserResult:
                 "Judge more queries before changing the default.")
 
 
-def optimise(index, documents: Sequence[Mapping], judgments: Judgments, *, baseline: SearchConfig | None = None,
-             grid: Sequence[SearchConfig] | None = None, scheme: str = "loo", metric: str = "ndcg@10",
+def optimise(index, documents: Sequence[Mapping], judgments: Judgments, *, baseline: SearchSpec | None = None,
+             grid: Sequence[SearchSpec] | None = None, scheme: str = "loo", metric: str = "ndcg@10",
              seed: int = 0, progress: Progress | None = None) -> OptimiserResult:
     """Score every setting of ``grid`` on the judged queries and choose honestly (see module doc)."""
     started = time.perf_counter()
-    baseline = baseline or SearchConfig()
+    baseline = baseline or SearchSpec()
     grid = list(grid) if grid is not None else default_grid(baseline)
     if not grid:
         raise ValueError("the grid is empty")
@@ -227,14 +226,14 @@ def optimise(index, documents: Sequence[Mapping], judgments: Judgments, *, basel
     if len(queries) < 2:
         raise ValueError(f"The optimiser needs at least 2 queries with a passage graded 2 or 3; this collection has "
                          f"{len(queries)}. Judge more queries first.")
-    base_config = grid[0]
+    base_spec = grid[0]
     matrix = np.zeros((len(queries), len(grid)))
     for qi, (text, grades) in enumerate(queries):
         if progress:
             progress(f"query {qi + 1}/{len(queries)}: {len(grid)} settings")
         scores = QueryScores(index, text)
-        for ci, config in enumerate(grid):
-            value = query_metrics(scores.top(config, 10), grades)[metric]
+        for ci, spec in enumerate(grid):
+            value = query_metrics(scores.top(spec, 10), grades)[metric]
             matrix[qi, ci] = 0.0 if value is None else value
     chosen = select(matrix, 0, scheme=scheme, seed=seed)
     means = matrix.mean(axis=0)
@@ -247,7 +246,7 @@ def optimise(index, documents: Sequence[Mapping], judgments: Judgments, *, basel
     top = [{**grid[int(c)].saved(), "mean": float(means[int(c)])} for c in order]
     best = grid[chosen.best_all]
     return OptimiserResult(
-        best=best, baseline=base_config, metric=metric, scheme=scheme, n_queries=len(queries), n_settings=len(grid),
+        best=best, baseline=base_spec, metric=metric, scheme=scheme, n_queries=len(queries), n_settings=len(grid),
         best_mean=float(means[chosen.best_all]), baseline_mean=float(means[0]),
         held_out_mean=float(np.mean(chosen.values)), held_out_baseline_mean=float(np.mean(chosen.baseline_values)),
         gain=mean_ci(gains, seed=seed), test=test, agreement=chosen.agreement, top=top,

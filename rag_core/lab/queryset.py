@@ -10,12 +10,19 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from rag_core.lab.config import SearchConfig, collection_config
+from rag_core.evaluation.methods import (
+    METHODS,
+    available_methods,
+    method_label,
+    parse_methods,
+    run_method,
+    unavailable_reason,
+)
+from rag_core.evaluation.metrics import JUDGED_METRICS, METRIC_LABELS, has_relevant, query_metrics
 from rag_core.lab.judgments import Judgments, Passages, load_judgments, passages_of, query_id
-from rag_core.lab.methods import METHODS, available_methods, method_label, parse_methods, run_method, unavailable_reason
-from rag_core.lab.metrics import METRIC_LABELS, METRICS, Estimate, has_relevant, mean_ci, paired_test, query_metrics
+from rag_core.lab.statistics import Estimate, mean_ci, paired_test
 from rag_core.output.render import page_label
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
+from rag_core.retrieval.search_spec import SearchSpec
 
 Progress = Callable[[str], None]
 BINARY_AND_GRADED = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10")
@@ -36,7 +43,7 @@ class QuerySetRun:
 
     collection: str
     version: str | None
-    config: SearchConfig
+    spec: SearchSpec  # the hybrid methods' choices (kept as "config" in snapshots)
     methods: list[str]
     queries: dict[str, str]  # query id -> text
     rankings: dict[str, dict[str, list[str]]]  # method -> query id -> passage ids, best first
@@ -57,7 +64,7 @@ class QuerySetRun:
         return mean_ci([values[q][metric] for q in self.queries if q in values])
 
     def summary(self) -> dict[str, dict[str, Estimate]]:
-        return {m: {metric: self.estimate(m, metric) for metric in METRICS} for m in self.methods}
+        return {m: {metric: self.estimate(m, metric) for metric in JUDGED_METRICS} for m in self.methods}
 
     def compare(self, a: str, b: str, metric: str = "ndcg@10"):
         """The paired test of method ``a`` against ``b`` over the scored queries."""
@@ -67,7 +74,7 @@ class QuerySetRun:
 
     def to_dict(self) -> dict:
         return {
-            "collection": self.collection, "version": self.version, "config": self.config.to_dict(),
+            "collection": self.collection, "version": self.version, "config": self.spec.to_dict(),
             "methods": self.methods, "queries": self.queries, "rankings": self.rankings, "grades": self.grades,
             "mapped": self.mapped, "per_query": self.per_query, "passages": self.passages,
             "skipped": self.skipped, "created": self.created, "seconds": round(self.seconds, 3),
@@ -82,19 +89,19 @@ def evaluate_judged(
     *,
     collection: str = "",
     version: str | None = None,
-    config: SearchConfig | None = None,
+    spec: SearchSpec | None = None,
     methods: str | Sequence[str] | None = None,
     queries: Sequence[str] | None = None,
-    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
     progress: Progress | None = None,
     titles: Mapping[str, str] | None = None,
 ) -> QuerySetRun:
-    """Run ``methods`` (default: every one that can run) for each judged query of ``index``."""
+    """Run ``methods`` (default: every one that can run) for each judged query of ``index``; the
+    hybrid methods with ``spec``'s choices (default: the package's)."""
     started = time.perf_counter()
-    config = config or SearchConfig()
+    spec = spec or SearchSpec()
     wanted = parse_methods(methods)
-    skipped = {m: why for m in wanted if (why := unavailable_reason(m, index, cross_encoder_model))}
-    runnable = available_methods(index, cross_encoder_model, wanted)
+    skipped = {m: why for m in wanted if (why := unavailable_reason(m, index, spec))}
+    runnable = available_methods(index, spec, wanted)
     passages: Passages = passages_of(index, documents)
     texts = list(queries) if queries is not None else judgments.queries()
     qids = {query_id(q): q for q in texts}
@@ -111,7 +118,7 @@ def evaluate_judged(
         grades_by_q[qid] = grades
         mapped[qid] = sorted(passages.keys[i].id for i, g in graded.items() if g.mapped)
         for method in runnable:
-            rows = run_method(method, text, index, config, top=10, cross_encoder_model=cross_encoder_model)
+            rows = run_method(method, text, index, spec, top=10)
             ids = []
             for row in rows:
                 pid = passages.keys[row["chunk_index"]].id
@@ -121,7 +128,7 @@ def evaluate_judged(
                                  "title": (titles or {}).get(row.get("doc_id") or "", "")}
             rankings[method][qid] = ids
             per_query[method][qid] = score_query(ids, grades)
-    return QuerySetRun(collection, version, config, runnable, qids, rankings, grades_by_q, mapped, per_query,
+    return QuerySetRun(collection, version, spec, runnable, qids, rankings, grades_by_q, mapped, per_query,
                        info, skipped, seconds=time.perf_counter() - started)
 
 
@@ -129,14 +136,13 @@ def evaluate_collection(
     library,
     name: str,
     *,
-    config: SearchConfig | None = None,
+    spec: SearchSpec | None = None,
     methods: str | Sequence[str] | None = None,
-    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
     progress: Progress | None = None,
     index=None,
 ) -> QuerySetRun:
-    """Evaluate the collection's own judgments (``config``: default the collection's saved
-    search settings). ``library``: a :class:`~rag_core.collections.library.Library`."""
+    """Evaluate the collection's own judgments (``spec``: default the spec the collection searches
+    with). ``library``: a :class:`~rag_core.collections.library.Library`."""
     from rag_core.output.render import short_title
 
     if index is None:
@@ -149,16 +155,15 @@ def evaluate_collection(
                          "with `rag-core judgments import`.")
     documents = library.documents(name)
     titles = {d["doc_id"]: short_title(d) for d in documents}
-    config = config or collection_config(library.settings(name))
+    spec = spec or SearchSpec.for_collection(library.settings(name))
     return evaluate_judged(index, documents, judgments, collection=name, version=library.version(name),
-                           config=config, methods=methods, cross_encoder_model=cross_encoder_model,
-                           progress=progress, titles=titles)
+                           spec=spec, methods=methods, progress=progress, titles=titles)
 
 
 def format_summary(run: QuerySetRun) -> str:
     """A plain-text table of the means (95% bootstrap intervals for nDCG@10)."""
     lines = [f"collection {run.collection!r}: {len(run.queries)} judged queries, {len(run.scored_queries)} with a "
-             f"relevant passage (grade 2 or 3); hybrid settings: {run.config.describe()}"]
+             f"relevant passage (grade 2 or 3); hybrid settings: {run.spec.describe()}"]
     header = (f"{'method':<14} {'nDCG@10 [95% CI]':>24} {'P@5':>7} {'S@5':>7} {'MRR@10':>7} {'R@10':>7} "
               f"{'unjudged':>9} {'queries':>8}")
     lines += [header, "-" * len(header)]
@@ -175,7 +180,7 @@ def format_summary(run: QuerySetRun) -> str:
 def summary_json(run: QuerySetRun) -> dict:
     """Means (with intervals) per method, the per-query values and what was skipped."""
     return {
-        "collection": run.collection, "version": run.version, "config": run.config.to_dict(),
+        "collection": run.collection, "version": run.version, "config": run.spec.to_dict(),
         "queries": len(run.queries), "scored_queries": len(run.scored_queries),
         "methods": {m: {metric: e.to_dict() for metric, e in row.items()} for m, row in run.summary().items()},
         "per_query": {m: {run.queries[q]: v for q, v in rows.items()} for m, rows in run.per_query.items()},
@@ -187,5 +192,5 @@ def _num(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
 
-__all__ = ["METHODS", "METRICS", "METRIC_LABELS", "QuerySetRun", "evaluate_collection", "evaluate_judged",
+__all__ = ["JUDGED_METRICS", "METHODS", "METRIC_LABELS", "QuerySetRun", "evaluate_collection", "evaluate_judged",
            "format_summary", "score_query", "summary_json"]

@@ -2,7 +2,8 @@
 
 A snapshot holds the settings, every method's top 10 per judged query (as passage ids, so
 it stays meaningful after the collection changes) and the per-query metrics. Comparing two
-snapshots says which queries gained or lost and which passages moved.
+snapshots says which queries gained or lost and which passages moved. Snapshots saved under
+earlier method names (``cross_encoder``, ``mmr``) read back under today's.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from rag_core.evaluation.methods import current_name
 from rag_core.lab.judgments import JudgmentError
 from rag_core.lab.queryset import QuerySetRun
+from rag_core.retrieval.search_spec import SearchSpec
 
 PREFIX = "snapshots/"
 FORMAT = "rag_core.snapshot"
@@ -24,6 +27,16 @@ CHANGE_EPSILON = 1e-9
 
 def _store(store_or_library):
     return getattr(store_or_library, "store", store_or_library)
+
+
+def _current_names(payload: Mapping) -> dict:
+    """``payload`` with every method named as today (snapshots of earlier versions)."""
+    out = dict(payload)
+    out["methods"] = list(dict.fromkeys(current_name(m) for m in payload.get("methods", [])))
+    for key in ("rankings", "per_query", "skipped", "summary"):
+        if isinstance(payload.get(key), Mapping):
+            out[key] = {current_name(m): value for m, value in payload[key].items()}
+    return out
 
 
 def save_snapshot(store, name: str, run: QuerySetRun, *, label: str = "") -> str:
@@ -45,6 +58,7 @@ def list_snapshots(store, name: str) -> list[dict]:
         raw = store.read_data(name, key)
         if not isinstance(raw, Mapping) or raw.get("format") != FORMAT:
             continue
+        raw = _current_names(raw)
         out.append({"id": raw.get("id", key[len(PREFIX):]), "label": raw.get("label", ""),
                     "saved_at": raw.get("saved_at", 0.0), "config": raw.get("config", {}),
                     "methods": raw.get("methods", []), "queries": len(raw.get("queries", {})),
@@ -59,7 +73,7 @@ def load_snapshot(store, name: str, sid: str) -> dict:
     raw = store.read_data(name, PREFIX + sid)
     if not isinstance(raw, Mapping) or raw.get("format") != FORMAT:
         raise JudgmentError(f"Collection {name!r} has no snapshot {sid!r}.")
-    return dict(raw)
+    return _current_names(raw)
 
 
 def delete_snapshot(store, name: str, sid: str) -> None:
@@ -96,7 +110,8 @@ def diff_snapshots(a: Mapping, b: Mapping, *, method: str, metric: str = "ndcg@1
     """Per query: ``metric`` in ``a`` and ``b`` and whether it gained or lost; per passage in
     either top 10: its rank in each (None: not in that top 10) and its grade in ``b``."""
     diff = SnapshotDiff(method, metric)
-    config_a, config_b = a.get("config", {}), b.get("config", {})
+    # both as a spec reads them: a setting an earlier snapshot did not record has its default
+    config_a, config_b = (SearchSpec.from_dict(s.get("config") or {}, strict=False).to_dict() for s in (a, b))
     diff.settings = {k: (config_a.get(k), config_b.get(k)) for k in sorted(set(config_a) | set(config_b))
                      if config_a.get(k) != config_b.get(k)}
     queries = {**a.get("queries", {}), **b.get("queries", {})}

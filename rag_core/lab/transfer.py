@@ -22,12 +22,10 @@ import json
 import os
 import time
 import zipfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_core.lab.judgments import (
-    FORMAT,
     Judgment,
     JudgmentError,
     Judgments,
@@ -459,10 +457,3 @@ def export_judgments(library, name: str, target: str | os.PathLike) -> dict:
     return {"path": str(target), "format": "beir-zip" if target.suffix.lower() == ".zip" else "beir-folder",
             "judgments": len(judgments), "queries": export.queries, "qrels": export.qrels,
             "passages": export.passages, "left_out": export.left_out}
-
-
-def payload_judgments(payload: Mapping) -> Judgments:
-    """Judgments from the stored JSON payload (``{"format": ..., "judgments": [...]}``)."""
-    if payload.get("format") != FORMAT:
-        raise JudgmentError("not a judgments payload")
-    return Judgments(Judgment.from_dict(r) for r in payload.get("judgments", []))

@@ -1,15 +1,17 @@
-"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks."""
+"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks, and how a
+list's rows moved against another list (:func:`movement`, :func:`mark_movement`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 
 from rag_core.index.build import RagIndex
 from rag_core.retrieval.exact import search_exact
-from rag_core.retrieval.ranking import QueryScores, cross_encoder_status, search_with_scores
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, DEFAULT_POOL, EXACT_COUNT_LIMIT
+from rag_core.retrieval.ranking import QueryScores, search_lexical, search_with_spec, spec_status
+from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
+from rag_core.settings import EXACT_COUNT_LIMIT
 from rag_core.text.query import check_query
 from rag_core.types import ExactHit, HybridRow, LexicalRow, Movement
 
@@ -54,15 +56,39 @@ class Comparison:
         }
 
 
-def movement(rank: int, tfidf_rank: int | None) -> Movement:
-    """A row's move against the TF-IDF list: "up", "down", "same" or "new"."""
-    if tfidf_rank is None:
+def movement(rank: int, before: int | None) -> Movement:
+    """A row's move against its rank in another list (the TF-IDF list, or the same list under
+    the search before): "up", "down", "same" or "new"."""
+    if before is None:
         return "new"
-    if rank < tfidf_rank:
+    if rank < before:
         return "up"
-    if rank > tfidf_rank:
+    if rank > before:
         return "down"
     return "same"
+
+
+def mark_movement(rows: list[dict], previous: Sequence[dict] | None, *, key: str = "chunk_index") -> list[dict]:
+    """Give each row ``previous_rank`` and ``movement_vs_previous`` (as :func:`movement` says) against
+    ``previous``, the same list under the search before; returns the rows of ``previous`` that fell out."""
+    if previous is None:
+        for row in rows:
+            row["previous_rank"], row["movement_vs_previous"] = None, None
+        return []
+    before = {r[key]: r["rank"] for r in previous}
+    now = {r[key] for r in rows}
+    for row in rows:
+        row["previous_rank"] = before.get(row[key])
+        row["movement_vs_previous"] = movement(row["rank"], row["previous_rank"])
+    return [r for r in previous if r[key] not in now]
+
+
+def first_stage_text(row: dict) -> str:
+    """ "tfidf 3 · bm25 1 · dense –": a hybrid row's ranks in the first-stage lists (why it is there)."""
+    ranks = row.get("first_stage_ranks") or {}
+    if not ranks:
+        return ""
+    return " · ".join(f"{name} {ranks[name] or '–'}" for name in ("tfidf", "bm25", "dense") if name in ranks)
 
 
 def compare(
@@ -70,22 +96,20 @@ def compare(
     index: RagIndex,
     *,
     top: int = 10,
-    pool: int = DEFAULT_POOL,
-    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    spec: SearchSpec = DEFAULT_SPEC,
     exact_mode: str = "normalized",
     exact_query: str | None = None,
     max_exact_hits: int = 10,
     context: int = 200,
     sources: Collection[str] | None = None,
-    search_options: Mapping | None = None,
 ) -> Comparison:
     """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
 
+    The hybrid list is the search ``spec`` describes (default: the package's, with its
+    cross-encoder when one can be loaded; a collection's own is
+    :meth:`SearchSpec.for_collection <rag_core.retrieval.search_spec.SearchSpec.for_collection>`).
     The three lists share one :class:`~rag_core.retrieval.ranking.QueryScores`: each first-stage
     score (TF-IDF cosines above all) is computed once for the query, not once per list.
-    ``search_options``: more keyword arguments of the hybrid :func:`~rag_core.retrieval.ranking.search`
-    (``fusion``, ``fusion_weights``, ``rrf_k``, ``with_bm25``, ``with_tfidf``), e.g. a
-    collection's saved defaults from :func:`rag_core.lab.config.collection_search_kwargs`.
     """
     query = check_query(query)
     scores = QueryScores(index, query)
@@ -93,14 +117,13 @@ def compare(
 
     t0 = time.perf_counter()
     # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
-    tfidf = [r for r in search_with_scores(scores, top=top, rerank=False, sources=sources) if r["cosine"] > 0]
+    tfidf = [r for r in search_lexical(scores, index, top, sources=sources) if r["cosine"] > 0]
     timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
     t0 = time.perf_counter()
-    hybrid = search_with_scores(scores, top=top, rerank=True, pool=pool, cross_encoder_model=cross_encoder_model,
-                                sources=sources, **dict(search_options or {}))
+    hybrid = search_with_spec(scores, index, spec, top=top, sources=sources)
     timings["hybrid"] = (time.perf_counter() - t0) * 1000
-    status = cross_encoder_status(cross_encoder_model)
+    status = spec_status(spec)
     if hybrid and hybrid[0].get("reranker_detail") and status.reranker is None:  # the fusion actually used
         status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
 

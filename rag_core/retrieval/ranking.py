@@ -1,4 +1,8 @@
-"""The ranked searches: TF-IDF, BM25, dense, and hybrid (pool union, then rerank or fuse)."""
+"""The ranked searches: TF-IDF, BM25, dense, and hybrid (pool union, then rerank or fuse).
+
+A hybrid search is described by one :class:`~rag_core.retrieval.search_spec.SearchSpec` and run by
+:func:`search_with_spec`; the contract's :func:`search` builds the spec from its arguments.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +16,9 @@ from rag_core.index.build import RagIndex
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
 from rag_core.models.loading import ModelUnavailableError, resolve_model
-from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, FUSIONS, fuse_candidates, fusion_score_type
+from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from rag_core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
+from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
 from rag_core.settings import (
     DEFAULT_CROSS_ENCODER_MODEL,
     DEFAULT_EMBEDDING_MODEL,
@@ -22,6 +27,7 @@ from rag_core.settings import (
     DEFAULT_POOL,
     DEFAULT_RRF_K,
     DEFAULT_WITH_BM25,
+    MMR_LAMBDA,
 )
 from rag_core.text.query import check_query
 from rag_core.types import DenseRow, HybridRow, LexicalRow
@@ -39,7 +45,8 @@ __all__ = [
     "search",
     "search_dense",
     "search_lexical",
-    "search_with_scores",
+    "search_with_spec",
+    "spec_status",
 ]
 
 
@@ -79,6 +86,14 @@ class QueryScores:
         if key not in self._cache:
             self._cache[key] = self.index.dense_scores(self.query, embedding_model)
         return self._cache[key]
+
+
+def _scores(query: str | QueryScores, index: RagIndex) -> QueryScores:
+    if not isinstance(query, QueryScores):
+        return QueryScores(index, check_query(query))
+    if query.index is not index:
+        raise ValueError("these query scores belong to another index; pass the query text instead")
+    return query
 
 
 def _source_mask(index: RagIndex, sources: Collection[str] | None) -> np.ndarray | None:
@@ -130,10 +145,11 @@ def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str
     return [_row(index, i, r, values[i], score_type, c) for r, (i, c) in ranked]
 
 
-def search_lexical(query: str, index: RagIndex, top: int = 10, *, method: str = "tfidf",
+def search_lexical(query: str | QueryScores, index: RagIndex, top: int = 10, *, method: str = "tfidf",
                    sources: Collection[str] | None = None) -> list[LexicalRow]:
-    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking."""
-    return _lexical(QueryScores(index, check_query(query)), top, method, sources)
+    """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking (``query``: the
+    text, or the :class:`QueryScores` other lists of the same query share)."""
+    return _lexical(_scores(query, index), top, method, sources)
 
 
 def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
@@ -280,47 +296,45 @@ def forget_rerankers() -> None:
         _reranker_cache.clear()
 
 
-def search_with_scores(
-    scores: QueryScores,
-    *,
-    top: int = 3,
-    rerank: bool = True,
-    pool: int = DEFAULT_POOL,
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL,
-    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
-    with_bm25: bool = DEFAULT_WITH_BM25,
-    fusion_weights: dict[str, float] | None = None,
-    rrf_k: int = DEFAULT_RRF_K,
-    sources: Collection[str] | None = None,
-    fusion: str | None = None,
-    with_tfidf: bool = True,
-    mmr_lambda: float | None = None,
-) -> list[LexicalRow] | list[HybridRow]:
-    """:func:`search` for a query whose scores (``QueryScores``) other lists share."""
-    index, query = scores.index, scores.query
+def _check_top(top: int) -> int:
     top = int(top)
     if top <= 0:
         raise ValueError(f"top must be at least 1, got {top}")
-    if not rerank:
-        return _lexical(scores, top, "tfidf", sources)
-    if int(pool) <= 0:
-        raise ValueError(f"pool must be at least 1, got {pool}")
-    fusion = fusion or DEFAULT_FUSION
-    if fusion not in FUSIONS:
-        raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
-    if mmr_lambda is not None and not 0.0 <= float(mmr_lambda) <= 1.0:
-        raise ValueError(f"mmr_lambda must be between 0.0 and 1.0, got {mmr_lambda}")
-    if not with_tfidf and not with_bm25:
-        raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
-    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
-        raise ValueError(
-            f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
-            f"not {embedding_model!r}."
-        )
+    return top
+
+
+def spec_status(spec: SearchSpec) -> RerankerStatus:
+    """The reranker status a search with ``spec`` starts from: its cross-encoder, or fusion and why."""
+    return cross_encoder_status(spec.asks_cross_encoder or "")
+
+
+def search_with_spec(
+    query: str | QueryScores,
+    index: RagIndex,
+    spec: SearchSpec = DEFAULT_SPEC,
+    *,
+    top: int = 10,
+    sources: Collection[str] | None = None,
+) -> list[HybridRow]:
+    """The hybrid search ``spec`` describes; rows best first, at most ``top``.
+
+    The pool is each first-stage list's top ``spec.pool`` (TF-IDF and/or BM25 as
+    ``spec.lexical`` says, and the dense list when the index has vectors), in union. A
+    cross-encoder orders it when the spec asks for one and it can be loaded (``score_type``
+    "rerank"); otherwise the lists are fused (``spec.fusion``: "fused" for min-max or z-score,
+    "rrf"), and with MMR the ordered pool is then reordered for variety (each row gets
+    ``pre_mmr_rank``). Each row's ``reranker`` and ``reranker_detail`` say what ordered it;
+    ``cosine`` is always the TF-IDF cosine. ``query``: the text, or the
+    :class:`QueryScores` other lists of the same query share. ``sources``: only these documents.
+    """
+    scores = _scores(query, index)
+    query = scores.query
+    top = _check_top(top)
+    pool = spec.pool
     mask = _source_mask(index, sources)
     cos = scores.tfidf
-    first_stage = {"tfidf": cos} if with_tfidf else {}
-    if with_bm25:
+    first_stage = {"tfidf": cos} if spec.with_tfidf else {}
+    if spec.with_bm25:
         first_stage["bm25"] = scores.bm25
     vectors = index.dense_mask  # None: every chunk has its vector
     graph = getattr(index, "ann", None) is not None and mask is None
@@ -350,14 +364,15 @@ def search_with_scores(
             dense[unknown] = min(known, default=0.0)
             first_stage["dense"] = dense
 
-    status = cross_encoder_status(cross_encoder_model)
+    status = spec_status(spec)
+    fusion = spec.fusion
     if status.reranker is not None:
         ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
         ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
     else:
-        fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, fusion_weights),
-                                rrf_k=rrf_k, kind=fusion)
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, spec.weights()),
+                                rrf_k=spec.rrf_k, kind=fusion)
         ordered = sorted(((i, fused[i], None) for i in candidates), key=lambda t: (-t[1], t[0]))
         score_type = fusion_score_type(fusion)
         if fusion != DEFAULT_FUSION:  # the cached status names the default fusion
@@ -366,11 +381,11 @@ def search_with_scores(
                                                           FUSION_DESCRIPTIONS[fusion]))
 
     pre_mmr = None
-    if mmr_lambda is not None:
+    if spec.mmr is not None:
         pre_mmr = {i: r for r, (i, _, _) in enumerate(ordered, start=1)}
-        ordered = _mmr_order(index, ordered, float(mmr_lambda))
+        ordered = _mmr_order(index, ordered, spec.mmr)
         status = replace(status, name="mmr", detail=f"{status.detail} Then maximal marginal relevance "
-                         f"(λ={float(mmr_lambda):g}) reordered the pool for diversity.")
+                         f"(λ={spec.mmr:g}) reordered the pool for diversity.")
 
     results = []
     for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
@@ -417,30 +432,47 @@ def search(
     with_tfidf: bool = True,
     mmr_lambda: float | None = None,
 ) -> list[LexicalRow] | list[HybridRow]:
-    """Search ``index`` for ``query``; results best first.
+    """Search ``index`` for ``query``; results best first (the contract's function).
 
-    ``rerank=False``: TF-IDF cosine ranking, no model loaded. ``rerank=True``: the pool
-    is the TF-IDF top ``pool`` (plus the BM25 top ``pool`` when ``with_bm25``) UNION the dense top
-    ``pool``, ordered by the cross-encoder (``score_type`` "rerank"), or, when no
-    cross-encoder can be had, by fusing the first-stage lists (``DEFAULT_FUSION``: BM25 and
-    dense scores min-max normalised over the pool and summed with ``fusion_weights``,
-    ``score_type`` "fused"; with ``DEFAULT_FUSION = "rrf"``, reciprocal rank fusion with
-    ``rrf_k``, ``score_type`` "rrf"). Each row's ``reranker`` and ``reranker_detail`` say
-    which. ``cosine`` is always the TF-IDF cosine. A query that is empty, too long or not
-    valid Unicode raises :class:`rag_core.errors.QueryError`.
-
-    ``fusion`` ("minmax", "zscore" or "rrf"; default ``DEFAULT_FUSION``) chooses how the
-    lists are fused when no cross-encoder reorders them; ``with_tfidf=False`` leaves the
-    TF-IDF list out of the pool (BM25 must then be in it). ``mmr_lambda`` (0 to 1) reorders
-    the ordered pool by maximal marginal relevance (:class:`~rag_core.retrieval.rerankers.DiversityReranker`:
-    lower favours diversity); each row then has ``pre_mmr_rank``. A collection's saved choices
-    become these arguments through :func:`rag_core.lab.config.collection_search_kwargs`.
+    ``rerank=False``: TF-IDF cosine ranking, no model loaded. ``rerank=True``: the hybrid
+    search of :func:`search_with_spec`, with a :class:`~rag_core.retrieval.search_spec.SearchSpec`
+    made of these arguments: the pool is the TF-IDF top ``pool`` (plus the BM25 top ``pool``
+    when ``with_bm25``) UNION the dense top ``pool``, ordered by the cross-encoder
+    ``cross_encoder_model`` (``score_type`` "rerank"; "" asks for none), or, when no
+    cross-encoder can be had, by fusing the first-stage lists (``fusion``, default
+    ``DEFAULT_FUSION``: BM25 and dense scores min-max normalised over the pool and summed with
+    ``fusion_weights``, ``score_type`` "fused"; "rrf": reciprocal rank fusion with ``rrf_k``).
+    Each row's ``reranker`` and ``reranker_detail`` say which. ``cosine`` is always the
+    TF-IDF cosine. ``with_tfidf=False`` leaves the TF-IDF list out of the pool (BM25 must then
+    be in it). ``mmr_lambda`` (0 to 1) reorders the ordered pool by maximal marginal relevance
+    (:class:`~rag_core.retrieval.rerankers.DiversityReranker`: lower favours diversity); each
+    row then has ``pre_mmr_rank``. A query that is empty, too long or not valid Unicode raises
+    :class:`rag_core.errors.QueryError`.
     """
-    return search_with_scores(
-        QueryScores(index, check_query(query)), top=top, rerank=rerank, pool=pool, embedding_model=embedding_model,
-        cross_encoder_model=cross_encoder_model, with_bm25=with_bm25, fusion_weights=fusion_weights, rrf_k=rrf_k,
-        sources=sources, fusion=fusion, with_tfidf=with_tfidf, mmr_lambda=mmr_lambda,
+    scores = QueryScores(index, check_query(query))
+    top = _check_top(top)
+    if not rerank:
+        return _lexical(scores, top, "tfidf", sources)
+    if not with_tfidf and not with_bm25:
+        raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
+    lexical = "both" if with_tfidf and with_bm25 else ("tfidf" if with_tfidf else "bm25")
+    if cross_encoder_model:
+        reranker = "auto"
+    else:
+        reranker = "none" if mmr_lambda is None else "mmr"
+    spec = SearchSpec(
+        fusion=fusion or DEFAULT_FUSION, rrf_k=rrf_k, pool=int(pool), lexical=lexical, reranker=reranker,
+        mmr_lambda=MMR_LAMBDA if mmr_lambda is None else mmr_lambda, cross_encoder_model=cross_encoder_model or None,
+        # the weights exactly as given (the package's when none): the dense weight alone cannot say all of them
+        fusion_weights=fusion_weights or DEFAULT_FUSION_WEIGHTS,
+        mmr_after_cross_encoder=bool(cross_encoder_model) and mmr_lambda is not None,
     )
+    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
+        raise ValueError(
+            f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
+            f"not {embedding_model!r}."
+        )
+    return search_with_spec(scores, index, spec, top=top, sources=sources)
 
 
 def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> list[tuple]:

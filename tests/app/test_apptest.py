@@ -481,7 +481,7 @@ def test_the_pages_import_no_heavy_library():
     import sys
 
     script = ("import sys, pages.common.lab_ui, pages.common.state, pages.common.layout\n"
-              "import rag_core.retrieval.comparison, rag_core.output.export, rag_core.lab.methods\n"
+              "import rag_core.retrieval.comparison, rag_core.output.export, rag_core.evaluation.methods\n"
               "import rag_core.citations.view\n"
               "print(sorted(m for m in ('torch', 'sklearn', 'scipy.stats', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)

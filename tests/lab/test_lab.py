@@ -12,8 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from rag_core.lab import config as lab_config
-from rag_core.lab.config import SearchConfig, SearchConfigError, collection_search_kwargs, save_collection_search
+from rag_core.evaluation.metrics import query_metrics
 from rag_core.lab.judgments import (
     Judgment,
     JudgmentError,
@@ -28,9 +27,9 @@ from rag_core.lab.judgments import (
     quote_from,
     set_grade,
 )
-from rag_core.lab.metrics import mean_ci, overlap_at_k, paired_test, query_metrics, rank_biased_overlap
 from rag_core.lab.optimiser import QueryScores, default_grid, optimise, select
 from rag_core.lab.snapshots import diff_snapshots, list_snapshots, load_snapshot, save_snapshot
+from rag_core.lab.statistics import mean_ci, overlap_at_k, paired_test, rank_biased_overlap
 from rag_core.lab.transfer import (
     beir_files,
     export_judgments,
@@ -39,7 +38,9 @@ from rag_core.lab.transfer import (
     parse_csv,
     write_beir,
 )
+from rag_core.retrieval import search_spec
 from rag_core.retrieval.ranking import search
+from rag_core.retrieval.search_spec import SearchSpec, SearchSpecError, save_collection_spec
 from tests.support import SMALL_PDFS
 
 DPR, DARK = SMALL_PDFS[1], SMALL_PDFS[0]
@@ -172,20 +173,20 @@ def test_select_needs_two_queries():
 
 
 def test_search_config_validates_and_maps_to_search_arguments():
-    config = SearchConfig(fusion="rrf", dense_weight=0.25, rrf_k=10, pool=50, lexical="tfidf")
+    config = SearchSpec(fusion="rrf", dense_weight=0.25, rrf_k=10, pool=50, lexical="tfidf")
     kwargs = config.search_kwargs()
     assert kwargs == {"pool": 50, "fusion": "rrf", "fusion_weights": {"tfidf": 1.5, "bm25": 0.0, "dense": 0.5},
                       "rrf_k": 10, "with_bm25": False, "with_tfidf": True}
-    default = SearchConfig().search_kwargs()
+    default = SearchSpec().search_kwargs()
     assert default["fusion_weights"] == {"tfidf": 0.0, "bm25": 1.0, "dense": 1.0}  # the package's 1 : 1
     for bad in ({"fusion": "sum"}, {"dense_weight": 1.5}, {"pool": 0}, {"lexical": "none"}, {"rrf_k": 0}):
-        with pytest.raises(SearchConfigError):
-            SearchConfig(**bad)
-    assert SearchConfig.from_dict({"pool": -3, "fusion": "zscore"}, strict=False) == SearchConfig(fusion="zscore")
-    assert collection_search_kwargs({}) == SearchConfig().search_kwargs()
+        with pytest.raises(SearchSpecError):
+            SearchSpec(**bad)
+    assert SearchSpec.from_dict({"pool": -3, "fusion": "zscore"}, strict=False) == SearchSpec(fusion="zscore")
+    assert SearchSpec.for_collection({}).search_kwargs() == SearchSpec().search_kwargs()
     saved = {"search": {"fusion": "rrf", "pool": 20, "dense_weight": "nonsense"}}
-    assert collection_search_kwargs(saved)["pool"] == 20
-    assert collection_search_kwargs(saved)["fusion"] == "rrf"
+    assert SearchSpec.for_collection(saved).search_kwargs()["pool"] == 20
+    assert SearchSpec.for_collection(saved).search_kwargs()["fusion"] == "rrf"
 
 
 def test_search_takes_fusion_kind_tfidf_switch_and_mmr(worked_example_index):
@@ -210,7 +211,7 @@ def test_search_takes_fusion_kind_tfidf_switch_and_mmr(worked_example_index):
 def test_optimiser_ranks_exactly_as_search(worked_example_index):
     index = worked_example_index
     scores = QueryScores(index, "cross-encoders rank passages")
-    for config in default_grid(SearchConfig(), pools=(1, 2, 3), weights=(0.0, 0.3, 1.0)):
+    for config in default_grid(SearchSpec(), pools=(1, 2, 3), weights=(0.0, 0.3, 1.0)):
         rows = search("cross-encoders rank passages", index, top=10, cross_encoder_model="",
                       **config.search_kwargs())
         assert scores.top(config, 10) == [r["chunk_index"] for r in rows], config
@@ -362,7 +363,7 @@ def test_snapshots_save_list_and_diff(lexical_library):
     first = evaluate_collection(lib, "papers", methods="tfidf,bm25")
     sid_a = save_snapshot(lib, "papers", first, label="before")
     add_judgments(lib, "papers", [make_judgment(query, passages, ranked[1]["chunk_index"], 3)])
-    second = evaluate_collection(lib, "papers", methods="tfidf,bm25", config=SearchConfig(pool=10))
+    second = evaluate_collection(lib, "papers", methods="tfidf,bm25", spec=SearchSpec(pool=10))
     sid_b = save_snapshot(lib, "papers", second, label="after")
     listed = list_snapshots(lib, "papers")
     assert [s["label"] for s in listed] == ["after", "before"]
@@ -385,16 +386,16 @@ def test_collection_defaults_reach_every_search(lexical_library, capsys):
     from rag_core.cli import main
 
     lib = lexical_library
-    save_collection_search(lib, "papers", SearchConfig(pool=3, fusion="rrf"), note="test")
+    save_collection_spec(lib, "papers", SearchSpec(pool=3, fusion="rrf"), note="test")
     assert lib.settings("papers")["search"]["pool"] == 3
-    assert collection_search_kwargs(lib.settings("papers"))["fusion"] == "rrf"
+    assert SearchSpec.for_collection(lib.settings("papers")).search_kwargs()["fusion"] == "rrf"
     assert main(["--data-dir", str(lib.root), "search", "papers", "dense retrieval", "--json", "--top", "3"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
     assert rows and all(r["pool_size"] <= 6 for r in rows)  # TF-IDF top 3 UNION BM25 top 3
     assert rows[0]["score_type"] == "rrf"
     assert main(["--data-dir", str(lib.root), "search", "papers", "dense retrieval", "--json", "--pool", "20"]) == 0
     assert json.loads(capsys.readouterr().out)["results"][0]["pool_size"] > 6
-    save_collection_search(lib, "papers", None)
+    save_collection_spec(lib, "papers", None)
     assert "search" not in lib.settings("papers")
 
 
@@ -440,7 +441,7 @@ def test_small_helpers():
     with pytest.raises(JudgmentError):
         Judgment.from_dict({"query": "q", "doc": "d", "start": 0, "end": 1, "grade": 5})
     assert len(Judgments([Judgment("q", "d", 0, 1, 2, 1.0), Judgment("q", "d", 0, 1, 3, 2.0)])) == 1
-    assert lab_config.DEFAULT_CONFIG.describe().startswith("min-max")
+    assert search_spec.DEFAULT_SPEC.describe().startswith("min-max")
 
 
 def test_beir_export_of_an_index_without_the_document(lexical_library, tmp_path):
@@ -474,3 +475,82 @@ def test_optimiser_on_a_real_collection(lexical_library):
     assert result.advice()
     with pytest.raises(ValueError, match="at least 2"):
         optimise(index, lib.documents("papers"), Judgments(records[:1]))
+
+
+def test_snapshots_saved_under_earlier_method_names_still_load(lexical_library):
+    lib = lexical_library
+    earlier = {"format": "rag_core.snapshot", "id": "20250101-000000-abcdef", "label": "old", "saved_at": 1.0,
+               "config": {"fusion": "minmax", "dense_weight": 0.5, "rrf_k": 60, "pool": 30, "lexical": "both",
+                          "reranker": "cross_encoder", "mmr_lambda": 0.7},
+               "methods": ["tfidf", "hybrid_mmr", "cross_encoder"], "queries": {"q1": "x"},
+               "rankings": {"tfidf": {"q1": ["p1"]}, "cross_encoder": {"q1": ["p2", "p1"]}},
+               "per_query": {"tfidf": {"q1": {"ndcg@10": 0.5}}, "cross_encoder": {"q1": {"ndcg@10": 0.25}}},
+               "summary": {"cross_encoder": {"ndcg@10": {"mean": 0.25}}}, "grades": {"q1": {"p1": 3}}}
+    with lib.store.writing("papers"):
+        lib.store.write_data("papers", "snapshots/" + earlier["id"], earlier)
+    listed = list_snapshots(lib, "papers")
+    assert listed[0]["methods"] == ["tfidf", "hybrid_mmr", "hybrid_ce"] and "hybrid_ce" in listed[0]["summary"]
+    old = load_snapshot(lib, "papers", earlier["id"])
+    assert set(old["rankings"]) == {"tfidf", "hybrid_ce"} and set(old["per_query"]) == {"tfidf", "hybrid_ce"}
+    now = {**old, "config": SearchSpec(reranker="cross_encoder").to_dict(),
+           "per_query": {"hybrid_ce": {"q1": {"ndcg@10": 1.0}}}, "rankings": {"hybrid_ce": {"q1": ["p1", "p2"]}}}
+    diff = diff_snapshots(old, now, method="hybrid_ce")
+    assert diff.settings == {}  # a setting the old snapshot did not record is not a change
+    assert [q["status"] for q in diff.queries] == ["gained"]
+
+
+def test_lab_figures_equal_ir_measures_on_the_exported_judgments(lexical_library, tmp_path):
+    """Per question, the lab's figures of each method equal ir_measures' on the BEIR export of the
+    same judgments (qrels graded 0..3, relevant from 2)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    from ir_measures import RR, Judged, P, R, Success, nDCG
+
+    from rag_core.evaluation import load_beir
+    from rag_core.lab.queryset import evaluate_collection
+
+    lib = lexical_library
+    index = lib.load_index("papers")
+    passages = passages_of(index, lib.documents("papers"))
+    rng = random.Random(8)
+    records = []
+    for query in ("dense passage retrieval", "dark matter mass", "in-batch negatives", "question answering",
+                  "cosmic microwave background"):
+        for n, row in enumerate(search(query, index, rerank=False, top=12)):
+            if n % 3 != 2:  # leave some of every list unjudged
+                records.append(make_judgment(query, passages, row["chunk_index"], rng.choice([0, 1, 2, 3])))
+    add_judgments(lib, "papers", records)
+    run = evaluate_collection(lib, "papers", methods="tfidf,bm25,hybrid,hybrid_mmr")
+    export_judgments(lib, "papers", tmp_path / "beir")
+    qrels = load_beir(tmp_path / "beir").qrels
+    measures = {"ndcg@10": nDCG @ 10, "p@5": P(rel=2) @ 5, "success@5": Success(rel=2) @ 5,
+                "mrr@10": RR(rel=2) @ 10, "recall@10": R(rel=2) @ 10}
+    checked = 0
+    for method in run.methods:
+        scored = [ir_measures.ScoredDoc(q, p, 100.0 - r) for q, docs in run.rankings[method].items()
+                  for r, p in enumerate(docs)]
+        theirs: dict[str, dict] = {}
+        for m in ir_measures.iter_calc([*measures.values(), Judged @ 10], qrels, scored):
+            theirs.setdefault(m.query_id, {})[str(m.measure)] = m.value
+        for qid, ours in run.per_query[method].items():
+            if qid not in theirs:
+                continue
+            for name, measure in measures.items():
+                if ours[name] is not None:
+                    assert ours[name] == pytest.approx(theirs[qid][str(measure)], abs=1e-9), (method, qid, name)
+                    checked += 1
+            assert 1 - ours["unjudged@10"] == pytest.approx(theirs[qid]["Judged@10"], abs=1e-9)
+    assert checked >= 40
+
+
+def test_eval_collection_takes_earlier_method_names(lexical_library, capsys):
+    from rag_core.cli import main
+
+    lib = lexical_library
+    index = lib.load_index("papers")
+    passages = passages_of(index, lib.documents("papers"))
+    rows = search("dense retrieval", index, rerank=False, top=3)
+    add_judgments(lib, "papers", [make_judgment("dense retrieval", passages, rows[0]["chunk_index"], 3)])
+    argv = ["--data-dir", str(lib.root), "eval", "--collection", "papers", "--json", "--quiet"]
+    assert main([*argv, "--methods", "tfidf,mmr,cross_encoder"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["methods"]) == {"tfidf", "hybrid_mmr"} and set(printed["skipped"]) == {"hybrid_ce"}

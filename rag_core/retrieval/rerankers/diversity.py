@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rag_core.retrieval.rerankers.base import RerankerBase, result_text
+from rag_core.settings import MMR_LAMBDA
 
 
 class DiversityReranker(RerankerBase):
@@ -17,7 +18,7 @@ class DiversityReranker(RerankerBase):
 
     name = "diversity"
 
-    def __init__(self, lambda_param: float = 0.7):
+    def __init__(self, lambda_param: float = MMR_LAMBDA):
         if not 0.0 <= float(lambda_param) <= 1.0:
             raise ValueError(f"lambda_param must be between 0.0 and 1.0, got {lambda_param}")
         self.lambda_param = float(lambda_param)

@@ -1,67 +1,18 @@
-"""Metrics of one ranked list against graded judgments, and the statistics over a query set.
+"""The relevance lab's statistics over a query set: means with 95% bootstrap intervals, paired
+tests between two methods, and how much two lists agree without any judgment.
 
-Per query (``ranking``: passage ids best first; ``grades``: passage id -> 0..3):
-
-* ``ndcg@10``: DCG with gain = grade and discount log2(rank + 1), over the ideal DCG of all
-  judged grades (trec_eval's ``ndcg_cut_10``; None when no passage has a grade above 0);
-* ``p@5``: share of the top 5 graded relevant (grade >= 2), out of 5 (trec_eval's ``P_5``);
-* ``success@5``: 1 when a relevant passage is in the top 5, else 0 (the right passage found);
-* ``mrr@10``: 1 / rank of the first relevant passage in the top 10, else 0;
-* ``recall@10``: share of the judged-relevant passages that are in the top 10 (None when
-  none is judged relevant);
-* ``unjudged@10``: share of the top 10 that has no grade. Unjudged passages count as not
-  relevant, so every other figure is a lower bound while this is above 0.
-
-The figures agree with ``ir_measures`` (``nDCG@10``, ``P(rel=2)@5``, ``Success(rel=2)@5``, ``RR(rel=2)@10``,
-``R(rel=2)@10``, ``1 - Judged@10``): ``tests/lab/test_lab.py`` checks it. Means carry 95% bootstrap
-confidence intervals (``scipy.stats.bootstrap``), and two methods are compared with a paired
-randomisation test (``scipy.stats.permutation_test``, sign flips) and a paired t-test.
-Without judgments, :func:`overlap_at_k` and :func:`rank_biased_overlap` say how much two
-lists agree.
+A mean over queries carries a percentile bootstrap interval (``scipy.stats.bootstrap``); two
+methods are compared with a paired randomisation test (``scipy.stats.permutation_test``, sign
+flips) and a paired t-test. :func:`overlap_at_k` and :func:`rank_biased_overlap` need no
+judgments. The per-query figures themselves are :func:`rag_core.evaluation.metrics.query_metrics`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-RELEVANT = 2  # grade from which a passage counts as relevant for P, MRR and recall
-DEPTH = 10
-METRICS = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10", "unjudged@10")
-METRIC_LABELS = {"ndcg@10": "nDCG@10", "p@5": "P@5", "success@5": "Success@5", "mrr@10": "MRR@10",
-                 "recall@10": "Recall@10", "unjudged@10": "unjudged@10"}
-LOWER_BOUND_NOTE = ("Unjudged passages count as not relevant, so nDCG, P, MRR and recall are lower bounds "
-                    "while a list's unjudged share is above 0: judge its unjudged passages to make them exact.")
-
-
-def query_metrics(ranking: Sequence[Hashable], grades: Mapping[Hashable, int]) -> dict[str, float | None]:
-    """The five metrics of one ranked list (see the module docstring)."""
-    ranking = list(dict.fromkeys(ranking))
-    top = ranking[:DEPTH]
-    gains = [int(grades.get(p, 0) or 0) for p in top]
-    ideal = sorted((int(g) for g in grades.values() if g and g > 0), reverse=True)[:DEPTH]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
-    relevant = {p for p, g in grades.items() if g is not None and g >= RELEVANT}
-    rr = next((1.0 / (i + 1) for i, p in enumerate(top) if p in relevant), 0.0)
-    judged = sum(1 for p in top if p in grades)
-    return {
-        "ndcg@10": dcg / idcg if idcg > 0 else None,
-        "p@5": sum(1 for p in ranking[:5] if p in relevant) / 5.0,
-        "success@5": 1.0 if relevant.intersection(ranking[:5]) else 0.0,
-        "mrr@10": rr,
-        "recall@10": len(relevant.intersection(top)) / len(relevant) if relevant else None,
-        "unjudged@10": (len(top) - judged) / len(top) if top else None,
-    }
-
-
-def has_relevant(grades: Mapping[Hashable, int]) -> bool:
-    """Whether a query can be scored: at least one passage graded relevant (2 or 3)."""
-    return any(g is not None and g >= RELEVANT for g in grades.values())
-
-
-# --------------------------------------------------------------------------- statistics
+from rag_core.evaluation.metrics import DEPTH, METRIC_LABELS
 
 
 @dataclass(frozen=True)

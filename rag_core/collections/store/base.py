@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from rag_core.index.build import RagIndex
 
 COLLECTION_FORMAT = "rag_core.collection"
-# 2: settings record the encoder variant (collections made before it were embedded with torch)
+# recorded in every collection's settings (collection.json, or the row PostgreSQL returns)
 COLLECTION_FORMAT_VERSION = 2
 _NAME_RE = re.compile(r"^[^\W_][\w .()+\-]*$")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
@@ -285,9 +285,9 @@ def check_data_key(key: str) -> str:
     return key
 
 
-def vector_key(texts: Sequence[str], model_key: str) -> str:
-    """A content address for the vectors of a document's chunks under one model."""
-    digest = hashlib.sha256(model_key.encode("utf-8"))
+def vector_key(texts: Sequence[str], key_of_model: str) -> str:
+    """A content address for the vectors of a document's chunks under one model (:func:`model_key`)."""
+    digest = hashlib.sha256(key_of_model.encode("utf-8"))
     for text in texts:
         digest.update(b"\0")
         digest.update(text.encode("utf-8", "surrogatepass"))
@@ -323,7 +323,7 @@ def document_texts(chunks: Sequence[dict], doc_id: str) -> list[str]:
     return [index_text(c) for c in chunks if c.get("doc_id") == doc_id]
 
 
-def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_key: str) -> list[PendingDocument]:
+def pending_documents(index: RagIndex | None, documents: Sequence[dict], key_of_model: str) -> list[PendingDocument]:
     """The documents of ``index`` that have chunks without a dense vector."""
     if index is None:
         return []
@@ -338,7 +338,7 @@ def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_k
         if rows is None or not missing[rows].any():
             continue
         texts = [text_of(int(i)) for i in rows]
-        out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, model_key), tuple(texts)))
+        out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, key_of_model), tuple(texts)))
     return out
 
 

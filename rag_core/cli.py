@@ -249,7 +249,7 @@ def cmd_remove(args) -> int:
         if not args.yes:
             raise UsageError(f"to delete the whole collection {args.collection!r}, add --yes; "
                              "to remove documents, name them")
-        from rag_core.collections.store.folder import CollectionDamagedError
+        from rag_core.errors import CollectionDamagedError
 
         try:
             library.delete(args.collection)
@@ -324,7 +324,7 @@ def cmd_serve_db(args) -> int:
     import time
 
     from rag_core.collections.store.local_server import start_local_server
-    from rag_core.collections.store.postgres import mask_url
+    from rag_core.collections.store.postgres.connection import mask_url
     from rag_core.settings import default_data_dir
 
     folder = Path(args.data).expanduser() if args.data else (

@@ -32,6 +32,14 @@ class CollectionBusyError(CollectionError):
     """Another process holds the collection's lock for longer than we waited."""
 
 
+class CollectionDamagedError(CollectionError):
+    """Part of a stored collection cannot be read; the message names the collection and the part."""
+
+
+class StoreConnectionError(RagCoreError):
+    """The PostgreSQL store cannot be reached or refused the connection."""
+
+
 class IndexFormatError(RagCoreError):
     """An index folder is missing, damaged, or of an unknown format."""
 

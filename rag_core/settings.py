@@ -221,11 +221,45 @@ EXTRACT_SECONDS_BASE = _env_number(EXTRACT_SECONDS_BASE_ENV, 15.0)
 EXTRACT_SECONDS_PER_PAGE = _env_number(EXTRACT_SECONDS_PER_PAGE_ENV, 0.5)
 EXTRACT_SECONDS_MAX = 600.0
 EXTRACT_MEMORY_MB = int(_env_number(EXTRACT_MEMORY_MB_ENV, 2048))
+
+# ------------------------------------------------------------------ collection stores
 # Old collection versions stay this long after they stop being live, so a reader that opened
 # one just before a commit finishes with it (a load takes well under a second at 100k chunks).
 VERSION_GRACE_S = 600
-# How long a writer waits for a collection's lock before saying it is busy.
+# How long a writer waits for a collection's lock before saying it is busy (both backends).
 LOCK_TIMEOUT_S = 600
+# An embedder that has not reported its progress for this long is gone (killed, machine
+# restarted): a running one reports after every batch of passages, seconds apart.
+EMBEDDER_SILENT_S = 30
+# The folder store: a reader whose version a commit replaced mid-read reads the new one, up to
+# this many attempts in all before it calls the collection damaged (not measured: one retry
+# covers one commit landing mid-read, three leave room for commits in quick succession).
+FOLDER_READ_ATTEMPTS = 3
+# The PostgreSQL store. Collections with at least this many vectors get a pgvector HNSW index
+# (built after a fold-in); a different threshold from ANN_MIN_CHUNKS (a folder segment's
+# in-process graph): below it, the exact scan through SQL took 33 ms at 10k chunks, and dense
+# search in the process does not use the index anyway (docs/benchmarks.md section 9).
+PG_ANN_MIN_CHUNKS = int(_env_number(PG_ANN_MIN_CHUNKS_ENV, 50_000))
+# HNSW candidate list per query: recall@10 against exact search on 100k realistic MiniLM vectors
+# 0.943 / 0.972 / 0.985 at 40 / 100 / 200, p50 2.9 / 3.6 / 5.3 ms (benchmarks/bench_postgres.py --recall).
+PG_ANN_EF_SEARCH = 200
+# Memory PostgreSQL may use to build an HNSW index (maintenance_work_mem for that statement):
+# the graph of 100k x 384 floats (~200 MB) is built much faster when it fits in memory.
+PG_INDEX_MEMORY = os.environ.get(PG_INDEX_MEMORY_ENV) or "512MB"
+# Connections per process (not measured: an app instance's page runs, its background embedder
+# and a copy at once fit, and PostgreSQL's default max_connections of 100 serves a dozen processes).
+PG_POOL_MAX = int(_env_number(PG_POOL_MAX_ENV, 8))
+# How long to wait for a connection (a new one, or a free one of the pool) before saying so.
+PG_CONNECT_TIMEOUT_S = 15
+# Collection versions whose TF-IDF/BM25 (and vectors) a process keeps in memory (not measured:
+# the app searches one or two collections at a time).
+PG_INDEX_CACHE_ENTRIES = 4
+# A commit that writes at least this many chunk rows refreshes the planner's statistics at once
+# (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
+PG_ANALYZE_MIN_ROWS = 2_000
+# Stored TF-IDF/BM25 files are split into bytea values of this size (PostgreSQL takes at most
+# 1 GB a value; parts are joined in order, so a change keeps old libraries readable).
+PG_BLOB_PART_BYTES = 64 << 20
 
 
 def default_data_dir() -> Path:
@@ -236,6 +270,17 @@ def default_data_dir() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def pg_file_cache_dir() -> Path:
+    """Where the PostgreSQL store copies original PDFs for page images: ``$RAG_CORE_PG_FILE_CACHE``
+    or ``pg-files`` in the user's cache folder."""
+    configured = os.environ.get(PG_FILE_CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir(APP_NAME)) / "pg-files"
 
 
 def eval_cache_dir() -> Path:

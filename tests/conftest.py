@@ -137,7 +137,7 @@ class PostgresTestServer:
         self.count = 0
         self._admin("CREATE EXTENSION IF NOT EXISTS vector", database="template1")
         self._admin(f"CREATE DATABASE {self.TEMPLATE}")
-        from rag_core.collections.store.postgres import PostgresStore
+        from rag_core.collections.store.postgres.store import PostgresStore
 
         store = PostgresStore(self.server.get_uri(self.TEMPLATE))
         store.names()  # creates the schema once; every test database is a copy
@@ -156,7 +156,7 @@ class PostgresTestServer:
         return self.server.get_uri(name)
 
     def drop(self, url: str) -> None:
-        from rag_core.collections.store.postgres import PostgresStore
+        from rag_core.collections.store.postgres.store import PostgresStore
 
         PostgresStore(url).close()
         name = url.split("?", 1)[0].rsplit("/", 1)[1]
@@ -184,7 +184,7 @@ def pg_server():
         shutil.rmtree(folder, ignore_errors=True)
         pytest.skip(f"PostgreSQL (the pgserver package) could not start here: {type(exc).__name__}: {exc}{detail}")
     yield server
-    from rag_core.collections.store.postgres import close_all
+    from rag_core.collections.store.postgres.connection import close_all
 
     close_all()
     server.server.cleanup()

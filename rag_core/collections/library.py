@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
 from rag_core.collections.ingest.pipeline import IngestReport, ingest_files
 from rag_core.collections.ingest.progress import IngestProgress
+from rag_core.collections.repair import check_collection
 from rag_core.collections.store import CollectionStore, open_store
 from rag_core.collections.store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name
-from rag_core.collections.store.folder import CollectionDamagedError  # noqa: F401
 from rag_core.errors import CollectionError, CollectionNotFoundError
 from rag_core.settings import (
     CHUNK_OVERLAP_CHARS,
@@ -119,8 +119,9 @@ class Library:
         return self.store.embedding_status(name)
 
     def check(self, name: str, *, repair: bool = False) -> CheckReport:
-        """Verify every stored file of a collection (checksums included); ``repair`` fixes what it can."""
-        return self.store.check(name, repair=repair)
+        """Verify every stored file of a collection (checksums included); ``repair`` fixes what it can,
+        rebuilding from the stored PDFs when no complete version is left (:mod:`rag_core.collections.repair`)."""
+        return check_collection(self.store, name, repair=repair)
 
     # -- writing ---------------------------------------------------------
     def create(

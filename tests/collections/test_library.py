@@ -269,21 +269,21 @@ def test_old_format_collections_still_load(folder_library, pdf_dir):
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import rag_core.collections.store.folder as folder
+    import rag_core.collections.store.folder.segments as segments
     from rag_core.collections.library import Library
     stage = sys.argv[1]
     if stage == "commit":
         def half_written(index, target):
             (target / "chunks.jsonl").write_text("partial")
             os.kill(os.getpid(), signal.SIGKILL)
-        folder.write_index_files = half_written
+        segments.write_index_files = half_written
         if {location!r}.startswith("postgresql://"):
-            import rag_core.collections.store.postgres as postgres
-            real = postgres.PostgresStore._insert_chunks
+            import rag_core.collections.store.postgres.commit as commit
+            real = commit.insert_chunks
             def insert_then_die(*args, **kwargs):
                 real(*args, **kwargs)  # rows written inside the commit's transaction...
                 os.kill(os.getpid(), signal.SIGKILL)  # ...which never ends
-            postgres.PostgresStore._insert_chunks = insert_then_die
+            commit.insert_chunks = insert_then_die
     def progress(event):
         if stage == "embed" and event.stage == "embed":
             os.kill(os.getpid(), signal.SIGKILL)

@@ -22,7 +22,7 @@ def small_segments(monkeypatch):
     """Segments of at most 20 chunks, and an HNSW graph from 5 chunks, so real PDFs make several."""
     import rag_core.collections.ingest.pipeline as pipeline
     import rag_core.collections.ingest.progress as progress
-    import rag_core.collections.store.folder as folder
+    import rag_core.collections.store.folder.segments as folder
     import rag_core.collections.store.index_files as index_files
 
     for module in (folder, pipeline, progress):
@@ -77,7 +77,7 @@ def test_a_large_collection_grows_by_segments_and_searches_as_one(tmp_path, pdf_
 def test_small_tail_segments_are_merged(tmp_path, pdf_dir, small_segments, monkeypatch):
     import rag_core.collections.ingest.pipeline as pipeline
     import rag_core.collections.ingest.progress as progress
-    import rag_core.collections.store.folder as folder
+    import rag_core.collections.store.folder.segments as folder
 
     for module in (folder, pipeline, progress):
         monkeypatch.setattr(module, "SEGMENT_MAX_CHUNKS", 25)

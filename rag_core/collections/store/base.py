@@ -3,8 +3,9 @@
 A store keeps named collections: their settings, their documents (with the original
 files), and versions of their searchable index. The library, the ingest pipeline, the
 app, the CLI and the evaluation talk to a :class:`CollectionStore` and do not know which
-backend they use: :class:`~rag_core.collections.store.folder.FolderStore` (the embedded default, a
-folder per collection) or the PostgreSQL backend.
+backend they use: :class:`~rag_core.collections.store.folder.store.FolderStore` (the embedded
+default, a folder per collection) or
+:class:`~rag_core.collections.store.postgres.store.PostgresStore`.
 
 Rules every backend keeps:
 
@@ -13,28 +14,50 @@ Rules every backend keeps:
 * a reader is never told a healthy collection is damaged: damage is reported only after
   a re-check, naming the collection and the part that is wrong;
 * dense vectors may be filled in after a commit (:meth:`pending_vectors`,
-  :meth:`write_vectors`, :meth:`fold_in_vectors`), so lexical search works at once.
+  :meth:`write_vectors`, :meth:`fold_in_vectors`), so lexical search works at once;
+* a repair does what the store can do alone (roll back to a complete version, drop what is
+  damaged) and names in :attr:`CheckReport.rebuild` the documents only their stored
+  originals can restore: re-reading PDFs is the ingest pipeline's job, above the store
+  (:mod:`rag_core.collections.repair`).
+
+The rules every backend applies the same way live here too: collection names, the checks
+of stored settings and document records (:func:`check_settings`, :func:`check_documents`),
+the "damaged" error (:func:`damaged`), what decides a chunk's vector (:func:`model_key`),
+and how an embedder's progress becomes an :class:`EmbeddingStatus`
+(:func:`embedding_status_from`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_core.errors import CollectionError
-from rag_core.settings import MAX_COLLECTION_NAME_LENGTH
+from rag_core.errors import CollectionDamagedError, CollectionError
+from rag_core.settings import (
+    CHUNK_OVERLAP_CHARS,
+    CHUNK_SIZE_CHARS,
+    DEFAULT_EMBEDDING_MODEL,
+    DEFAULT_LONG_TEXT,
+    EMBEDDER_SILENT_S,
+    MAX_COLLECTION_NAME_LENGTH,
+)
+from rag_core.text.chunking import validate_chunk_settings
 
 if TYPE_CHECKING:
     from rag_core.index.build import RagIndex
 
 COLLECTION_FORMAT = "rag_core.collection"
+# recorded in every collection's settings (collection.json, or the row PostgreSQL returns)
+COLLECTION_FORMAT_VERSION = 2
 _NAME_RE = re.compile(r"^[^\W_][\w .()+\-]*$")
 _RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
 
@@ -67,6 +90,71 @@ def validate_collection_name(name: str) -> str:
 def same_name(a: str, b: str) -> bool:
     """Collection names are unique without regard to case ("papers" and "PAPERS" clash)."""
     return a.casefold() == b.casefold()
+
+
+# --------------------------------------------------------------------------- shared rules
+
+
+def damaged(name: str, detail: str, *, advice: str | None = None) -> CollectionDamagedError:
+    """The error for a damaged part of collection ``name``, with what to do about it."""
+    advice = advice or (f"Run `rag-core check-store {name!r} --repair` (it rolls back to a complete version "
+                        "or rebuilds from the stored PDFs), or remove the collection.")
+    return CollectionDamagedError(f"Collection {name!r} is damaged: {detail.rstrip('.')}. {advice}")
+
+
+def is_number(value) -> bool:
+    """An int or a float, not a bool (JSON read back from a file or a database)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def default_settings() -> dict:
+    """The chunk settings and model of a collection whose own settings were lost (a repair)."""
+    return {"chunk_size": CHUNK_SIZE_CHARS, "overlap": CHUNK_OVERLAP_CHARS, "embedding_model": DEFAULT_EMBEDDING_MODEL}
+
+
+def check_settings(raw, name: str) -> dict:
+    """Stored settings completed with their defaults and their types checked
+    (``CollectionDamagedError`` naming what is wrong)."""
+    if not isinstance(raw, dict):
+        raise damaged(name, "collection.json does not hold settings")
+    settings = {
+        "format": COLLECTION_FORMAT, "format_version": COLLECTION_FORMAT_VERSION, "name": name,
+        **default_settings(),
+        # collections made before encoder variants existed were embedded with torch
+        "encoder": "torch", "created": 0.0, "updated": 0.0, **raw,
+    }
+    wrong = [key for key, ok in (
+        ("chunk_size", isinstance(settings["chunk_size"], int)), ("overlap", isinstance(settings["overlap"], int)),
+        ("embedding_model", isinstance(settings["embedding_model"], str)),
+        ("encoder", isinstance(settings["encoder"], str)),
+        ("created", is_number(settings["created"])), ("updated", is_number(settings["updated"])),
+        ("name", isinstance(settings["name"], str)),
+    ) if not ok]
+    if wrong:
+        raise damaged(name, f"collection.json has a wrong type for {', '.join(wrong)}")
+    try:
+        validate_chunk_settings(settings["chunk_size"], settings["overlap"])
+    except ValueError as exc:
+        raise damaged(name, f"collection.json: {exc}") from None
+    return settings
+
+
+def check_documents(raw, name: str, where: str) -> list[dict]:
+    """Document records with their types checked (``where`` names them in the error)."""
+    if not isinstance(raw, list):
+        raise damaged(name, f"{where} does not hold a document list")
+    for n, doc in enumerate(raw, start=1):
+        ok = isinstance(doc, dict) and all(isinstance(doc.get(k), str) for k in ("doc_id", "source", "sha256")) \
+            and all(isinstance(doc.get(k, 0), int) and not isinstance(doc.get(k, 0), bool)
+                    for k in ("pages", "chunks", "bytes"))
+        if not ok:
+            raise damaged(name, f"document {n} in {where} is not a well-formed record")
+    return raw
+
+
+def model_key(settings: dict) -> str:
+    """What decides a chunk's vector: the model, its encoder variant and how long texts are read."""
+    return f"{settings.get('embedding_model') or DEFAULT_EMBEDDING_MODEL}|{settings['encoder']}|{DEFAULT_LONG_TEXT}"
 
 
 @dataclass
@@ -114,6 +202,10 @@ class CheckReport:
     repaired: list[str] = field(default_factory=list)
     version: str | None = None
     versions: list[str] = field(default_factory=list)
+    # Set by a repair when no complete version holds the committed documents: SHA-256 -> source
+    # name ("" when unknown) of the documents to rebuild from their stored originals, which the
+    # caller above the store does (rag_core.collections.repair); None: nothing to rebuild.
+    rebuild: dict[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -154,6 +246,35 @@ class EmbeddingStatus:
         return {**asdict(self), "complete": self.complete, "eta_s": self.eta_s}
 
 
+def embedding_status_from(progress, *, total: int, written: int, embedder_alive: bool,
+                          now: float | None = None) -> EmbeddingStatus:
+    """The status every backend reports, from the embedder's last progress record and the counts.
+
+    ``progress``: what :meth:`CollectionStore.write_embedding_progress` last stored (None or
+    anything but a dict: nothing); ``written``: chunks whose vectors searches read;
+    ``embedder_alive``: whether the embedder that wrote the record can still be running (its
+    process, or the slot it held). A run is *running* while it is alive and reported within
+    ``EMBEDDER_SILENT_S``; its ``done`` then counts the vectors computed and not yet written.
+    A run that started or was stopped and is not running, with chunks still lacking a
+    vector, is *interrupted* (the app resumes it).
+    """
+    progress = progress if isinstance(progress, dict) else {}
+    now = time.time() if now is None else now
+    written = min(int(written), int(total))
+    updated = progress.get("updated") if is_number(progress.get("updated")) else None
+    running = bool(progress.get("running")) and embedder_alive and updated is not None \
+        and now - updated < EMBEDDER_SILENT_S
+    in_memory = progress.get("done") if running and isinstance(progress.get("done"), int) else None
+    return EmbeddingStatus(
+        done=max(written, min(in_memory, total)) if in_memory is not None else written, total=total,
+        running=running, rate=progress.get("rate") if running and is_number(progress.get("rate")) else None,
+        started=progress.get("started") if is_number(progress.get("started")) else None, updated=updated,
+        error=progress.get("error") if isinstance(progress.get("error"), str) else None,
+        interrupted=bool(progress.get("running") or progress.get("stopped")) and not running and written < total,
+        written=written,
+    )
+
+
 _DATA_KEY_RE = re.compile(r"[a-z0-9][a-z0-9_\-]{0,63}(/[a-z0-9][a-z0-9_\-.]{0,127})?")
 
 
@@ -164,9 +285,9 @@ def check_data_key(key: str) -> str:
     return key
 
 
-def vector_key(texts: Sequence[str], model_key: str) -> str:
-    """A content address for the vectors of a document's chunks under one model."""
-    digest = hashlib.sha256(model_key.encode("utf-8"))
+def vector_key(texts: Sequence[str], key_of_model: str) -> str:
+    """A content address for the vectors of a document's chunks under one model (:func:`model_key`)."""
+    digest = hashlib.sha256(key_of_model.encode("utf-8"))
     for text in texts:
         digest.update(b"\0")
         digest.update(text.encode("utf-8", "surrogatepass"))
@@ -202,7 +323,7 @@ def document_texts(chunks: Sequence[dict], doc_id: str) -> list[str]:
     return [index_text(c) for c in chunks if c.get("doc_id") == doc_id]
 
 
-def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_key: str) -> list[PendingDocument]:
+def pending_documents(index: RagIndex | None, documents: Sequence[dict], key_of_model: str) -> list[PendingDocument]:
     """The documents of ``index`` that have chunks without a dense vector."""
     if index is None:
         return []
@@ -217,12 +338,16 @@ def pending_documents(index: RagIndex | None, documents: Sequence[dict], model_k
         if rows is None or not missing[rows].any():
             continue
         texts = [text_of(int(i)) for i in rows]
-        out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, model_key), tuple(texts)))
+        out.append(PendingDocument(doc["doc_id"], doc["source"], vector_key(texts, key_of_model), tuple(texts)))
     return out
 
 
 class CollectionStore(ABC):
-    """Named collections and their versions; see the module docstring for the rules."""
+    """Named collections and their versions; see the module docstring for the rules.
+
+    A backend implements the abstract methods; the others are derived from them (override
+    one where the backend can do it faster, as PostgreSQL does :meth:`pending_vectors`).
+    """
 
     #: "folder" or "postgresql"
     kind: str = ""
@@ -237,8 +362,11 @@ class CollectionStore(ABC):
     def names(self) -> list[str]:
         """Every collection, damaged ones included, sorted."""
 
-    @abstractmethod
-    def exists(self, name: str) -> bool: ...
+    def exists(self, name: str) -> bool:
+        try:
+            return validate_collection_name(name) in self.names()
+        except CollectionError:
+            return False
 
     @abstractmethod
     def create(self, name: str, settings: dict) -> str:
@@ -258,6 +386,10 @@ class CollectionStore(ABC):
     @abstractmethod
     def current_version(self, name: str) -> str | None: ...
 
+    def notes(self, name: str) -> list[str]:
+        """Warnings about a collection that still works (a recovered pointer, say)."""
+        return []
+
     @abstractmethod
     def read_documents(self, name: str) -> list[dict]:
         """The document records of the live version."""
@@ -270,12 +402,13 @@ class CollectionStore(ABC):
     def index_token(self, name: str) -> str:
         """A value that changes whenever :meth:`load_index` would return something new."""
 
-    @abstractmethod
     def read_pdf(self, name: str, sha256: str) -> bytes | None:
         """The original file of a document, or None when it is not stored."""
+        path = self.pdf_path(name, sha256)
+        return None if path is None else path.read_bytes()
 
-    def pdf_path(self, name: str, sha256: str):
-        """A path to the original file, where the backend has one."""
+    def pdf_path(self, name: str, sha256: str) -> Path | None:
+        """A path to the original file, where the backend has one (override this or :meth:`read_pdf`)."""
         return None
 
     # ---------------------------------------------------------------- writing
@@ -302,17 +435,27 @@ class CollectionStore(ABC):
         """Make a new live version (the caller holds :meth:`writing`); returns its name."""
 
     # ---------------------------------------------------------------- vectors filled in behind
-    @abstractmethod
     def pending_vectors(self, name: str) -> list[PendingDocument]:
         """Documents of the live version whose vectors are neither stored nor written yet."""
+        from rag_core.index.segments import SegmentedIndex
+
+        index = self.load_index(name)
+        if index is None:
+            return []
+        documents = self.read_documents(name)
+        key = model_key(self.read_settings(name))
+        parts = index.parts if isinstance(index, SegmentedIndex) else [index]
+        return [p for part in parts if part.embeddings is None or part.dense_mask is not None
+                for p in pending_documents(part, documents, key)]
 
     @abstractmethod
     def write_vectors(self, name: str, key: str, vectors: np.ndarray) -> None:
         """Keep the vectors of one pending document (crash-safe; readers see them at once)."""
 
-    @abstractmethod
     def fold_in_vectors(self, name: str) -> str | None:
-        """Make the written vectors part of a new live version; returns it (None: nothing to do)."""
+        """Make the written vectors part of a new live version; returns it (None: nothing to do,
+        as for a backend whose written vectors are part of the live version already)."""
+        return None
 
     @abstractmethod
     def embedding_slot(self, name: str) -> AbstractContextManager[bool]:
@@ -322,7 +465,9 @@ class CollectionStore(ABC):
     def write_embedding_progress(self, name: str, progress: dict) -> None: ...
 
     @abstractmethod
-    def embedding_status(self, name: str) -> EmbeddingStatus: ...
+    def embedding_status(self, name: str) -> EmbeddingStatus:
+        """How far the vectors are: the counts and the progress record through
+        :func:`embedding_status_from`."""
 
     # ---------------------------------------------------------------- side data (the relevance lab's)
     @abstractmethod
@@ -339,8 +484,9 @@ class CollectionStore(ABC):
 
     # ---------------------------------------------------------------- integrity
     @abstractmethod
-    def check(self, name: str, *, repair: bool = False) -> CheckReport: ...
+    def check(self, name: str, *, repair: bool = False) -> CheckReport:
+        """Verify every stored part of a collection; ``repair`` fixes what the store can fix
+        alone and names in ``rebuild`` the documents only their stored originals can restore."""
 
     def close(self) -> None:  # noqa: B027 - optional: only backends with connections need it
         """Release connections or handles (nothing to do for a folder)."""
-

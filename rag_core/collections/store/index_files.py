@@ -1,16 +1,16 @@
-"""Index folders on disk: explicit JSON / JSONL / .npy / .npz files, never pickle.
+"""Index folders on disk: explicit JSON / .npy files, never pickle.
 
-Layout of an index folder (format version 1)::
+Layout of an index folder (format version 2)::
 
     manifest.json          format, version, model names, chunk settings, counts, and the
                            size and SHA-256 of every other file (verified on load)
-    chunks.jsonl           one chunk dict per line
-    tfidf_vocabulary.json  term -> column
-    tfidf_idf.npy          idf weight per column
-    tfidf_matrix.npz       unit-normalised TF-IDF rows (scipy sparse, no pickle)
+    chunk_*                the chunks by column (rag_core.index.chunk_table)
+    tfidf_*, bm25/         TF-IDF and BM25 (rag_core.collections.store.lexical_state)
     embeddings.npy         float32 dense vectors (absent when built without)
     embeddings_mask.npy    which rows have a vector (only while some are still missing)
-    bm25/                  bm25s index files (JSON and .npy)
+    ann.usearch            the HNSW graph of a large index (rag_core.index.ann)
+
+Format 1 (read only) held the chunks as ``chunks.jsonl`` and the TF-IDF matrix by row.
 
 ``save_index`` writes into a temporary sibling folder and swaps it in, so an
 interrupted save leaves the previous index loadable. Manifests written before
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rag_core.collections.store.lexical_state import read_lexical_state, write_lexical_state
 from rag_core.errors import IndexFormatError, UnsafeIndexError
 from rag_core.index.chunk_table import ChunkTable, write_chunk_table
 from rag_core.settings import ANN_MIN_CHUNKS
@@ -86,29 +87,16 @@ def fsync_tree(folder: Path) -> None:
 
 def write_index_files(index: RagIndex, folder: Path) -> dict:
     """Write the index into an existing empty ``folder`` (no swapping); returns the manifest."""
-    import scipy.sparse as sp
-
-    from rag_core.index.lexical import tfidf_state
-
     folder = Path(folder)
     embeddings = None if index.embeddings is None else np.asarray(index.embeddings, dtype=np.float32)
     if embeddings is not None and not np.isfinite(embeddings).all():
         raise ValueError("refusing to save embeddings that hold NaN or infinite values")
     write_chunk_table(index.chunks, folder)
-    vocabulary, idf = tfidf_state(index.vectorizer)
-    (folder / "tfidf_vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False), encoding="utf-8")
-    np.save(folder / "tfidf_idf.npy", idf, allow_pickle=False)
-    # column-major: the posting list of each term, what a query reads (memory-mapped on load)
-    csc = sp.csc_matrix(index.matrix, dtype=np.float32)
-    np.save(folder / "tfidf_csc_data.npy", np.asarray(csc.data, dtype=np.float32), allow_pickle=False)
-    np.save(folder / "tfidf_csc_indices.npy", np.asarray(csc.indices, dtype=np.int32), allow_pickle=False)
-    np.save(folder / "tfidf_csc_indptr.npy", np.asarray(csc.indptr, dtype=np.int64), allow_pickle=False)
+    nnz = write_lexical_state(index, folder)
     if embeddings is not None:
         np.save(folder / "embeddings.npy", embeddings, allow_pickle=False)
         if index.dense_mask is not None and not bool(np.all(index.dense_mask)):
             np.save(folder / "embeddings_mask.npy", np.asarray(index.dense_mask, dtype=bool), allow_pickle=False)
-    if index.bm25 is not None:
-        index.bm25.save(folder / "bm25")
     if embeddings is not None and len(embeddings) >= ANN_MIN_CHUNKS:
         from rag_core.index.ann import ANN_FILE, AnnIndex
 
@@ -130,7 +118,7 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
         "chunk_size": index.chunk_size,
         "overlap": index.overlap,
         "n_features": int(index.matrix.shape[1]),
-        "nnz": int(csc.nnz),
+        "nnz": nnz,
         "files": file_checksums(folder),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
@@ -275,10 +263,7 @@ def load_index(
     folder you made yourself. Damaged folders raise
     ``IndexFormatError`` naming the file.
     """
-    import scipy.sparse as sp
-
     from rag_core.index.build import RagIndex
-    from rag_core.index.lexical import BM25Index, tfidf_from_state
 
     if verify not in VERIFY_MODES:
         raise ValueError(f"verify must be one of {VERIFY_MODES}, got {verify!r}")
@@ -295,25 +280,10 @@ def load_index(
         if problems:
             raise IndexFormatError(f"The index at {folder} is damaged: {'; '.join(problems)}.")
     try:
-        vocabulary = json.loads((folder / "tfidf_vocabulary.json").read_text(encoding="utf-8"))
-        if not isinstance(vocabulary, dict):
-            raise IndexFormatError("tfidf_vocabulary.json is not a term -> column mapping")
-        idf = np.load(folder / "tfidf_idf.npy", allow_pickle=False)
-        vectorizer = tfidf_from_state(vocabulary, idf)
-        mode = "r" if mmap else None
-        if manifest["format_version"] == 1:
-            chunks = _load_chunks(folder / "chunks.jsonl")
-            matrix = sp.load_npz(folder / "tfidf_matrix.npz").tocsr()
-        else:
-            chunks = ChunkTable(folder, mmap=mmap)
-            data, indices, indptr = (np.load(folder / f"tfidf_csc_{part}.npy", allow_pickle=False, mmap_mode=mode)
-                                     for part in ("data", "indices", "indptr"))
-            if data.dtype != np.float32 or indices.dtype != np.int32 or len(indptr) != len(vocabulary) + 1 \
-                    or len(data) != len(indices) or int(indptr[-1]) != len(data):
-                raise IndexFormatError("the TF-IDF matrix files disagree with each other")
-            if len(indices) and (int(indices.max()) >= len(chunks) or int(indices.min()) < 0):
-                raise IndexFormatError("the TF-IDF matrix points at chunks that do not exist")
-            matrix = sp.csc_matrix((data, indices, indptr), shape=(len(chunks), len(vocabulary)), copy=False)
+        format_1 = manifest["format_version"] == 1
+        chunks = _load_chunks(folder / "chunks.jsonl") if format_1 else ChunkTable(folder, mmap=mmap)
+        vectorizer, matrix, bm25 = read_lexical_state(folder, n_chunks=len(chunks), mmap=mmap,
+                                                      bm25=bool(manifest.get("has_bm25")), row_major=format_1)
         embeddings = dense_mask = None
         if manifest.get("has_embeddings"):
             embeddings = np.load(folder / "embeddings.npy", allow_pickle=False, mmap_mode="r" if mmap else None)
@@ -325,7 +295,6 @@ def load_index(
                 dense_mask = np.load(folder / "embeddings_mask.npy", allow_pickle=False)
                 if dense_mask.dtype != bool or dense_mask.shape != (len(embeddings),):
                     raise IndexFormatError("embeddings_mask.npy does not match embeddings.npy")
-        bm25 = BM25Index.load(folder / "bm25", mmap=mmap) if manifest.get("has_bm25") else None
         ann = None
         if manifest.get("has_ann") and embeddings is not None:
             from rag_core.index.ann import ANN_FILE, AnnIndex
@@ -342,7 +311,7 @@ def load_index(
         raise IndexFormatError(f"The index at {folder} is damaged: {exc}") from None
     except (OSError, ValueError, KeyError, TypeError, EOFError, AttributeError, zipfile.BadZipFile) as exc:
         raise IndexFormatError(f"The index at {folder} is damaged: {type(exc).__name__}: {exc}") from None
-    if len(chunks) != manifest.get("n_chunks") or matrix.shape[1] != len(vocabulary):
+    if len(chunks) != manifest.get("n_chunks") or matrix.shape[1] != len(vectorizer.vocabulary_):
         raise IndexFormatError(
             f"The index at {folder} is damaged: its files disagree on the number of chunks or terms."
         )

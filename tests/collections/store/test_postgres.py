@@ -21,8 +21,9 @@ import pytest
 
 from rag_core.cli import main
 from rag_core.collections.library import Library
-from rag_core.collections.store.postgres import PostgresStore, StoreConnectionError, mask_url, redact
-from rag_core.errors import CollectionError
+from rag_core.collections.store.postgres.connection import mask_url, redact
+from rag_core.collections.store.postgres.store import PostgresStore
+from rag_core.errors import CollectionError, StoreConnectionError
 from rag_core.retrieval.exact import search_exact
 from rag_core.retrieval.ranking import search, search_dense, search_lexical
 from tests.support import REPO, SMALL_PDFS
@@ -133,15 +134,15 @@ def test_adding_documents_writes_only_their_rows(pg_url, pdf_dir):
 HOLD_IN_COMMIT = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    import rag_core.collections.store.postgres as postgres
+    import rag_core.collections.store.postgres.commit as commit
     from rag_core.collections.library import Library
-    real = postgres.PostgresStore._insert_chunks
+    real = commit.insert_chunks
     def insert_then_wait(*args, **kwargs):
         result = real(*args, **kwargs)  # rows written inside the commit's transaction
         Path(sys.argv[2]).write_text("inside")
         time.sleep(600)  # the test kills us here
         return result
-    postgres.PostgresStore._insert_chunks = insert_then_wait
+    commit.insert_chunks = insert_then_wait
     Library(store=sys.argv[1]).add_pdfs("c", [sys.argv[3]], compute_embeddings=False)
 """)
 

@@ -16,7 +16,8 @@ import pytest
 
 from rag_core.cli import main
 from rag_core.collections.library import Library
-from rag_core.collections.store import folder as folder_store
+from rag_core.collections.store.folder import segments as folder_segments
+from rag_core.collections.store.folder import store as folder_store
 from rag_core.errors import CollectionError, RagCoreError
 from rag_core.retrieval.exact import search_exact
 from rag_core.retrieval.ranking import search
@@ -293,7 +294,7 @@ def test_old_versions_stay_for_their_grace_period(copy, pdf_dir, monkeypatch):
         copy.add_pdfs("c", [pdf_dir / name], compute_embeddings=False)
     copy.remove_documents("c", [THIRD])
     assert set(before) <= {p.name for p in versions.iterdir()}  # nothing a reader may hold was removed
-    monkeypatch.setattr(folder_store, "VERSION_GRACE_S", 0)
+    monkeypatch.setattr(folder_segments, "VERSION_GRACE_S", 0)
     copy.add_pdfs("c", [pdf_dir / THIRD], compute_embeddings=False)
     live = copy.version("c")
     kept = sorted(p.name for p in versions.iterdir())

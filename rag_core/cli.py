@@ -352,7 +352,7 @@ def cmd_serve_db(args) -> int:
 
 def cmd_copy(args) -> int:
     from rag_core.collections.library import Library
-    from rag_core.collections.store.transfer import copy_collection
+    from rag_core.collections.store.copying import copy_collection
 
     source = Library(args.data_dir or None, store=args.source_store or args.store).store
     target = Library(args.data_dir or None, store=args.target_store or args.store).store

@@ -7,7 +7,8 @@ Modules import their defaults from here; change a default here, not in the modul
 their own: the app's *preferences* (:mod:`rag_core.collections.preferences`, a person's
 choices kept in the data folder), a collection's *settings* (its chunking and embedding model,
 fixed when it is made, and its saved search defaults: ``CollectionStore.read_settings``), and
-one search's choices (the hybrid search's reranker, fusion, weights and pool).
+one hybrid search's choices (reranker, fusion, weights, pool: a
+:class:`~rag_core.retrieval.search_spec.SearchSpec`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
   rules and records they share.
 * :mod:`.folder` -- the embedded default: a folder per collection.
 * :mod:`.postgres` -- PostgreSQL with pgvector, for a library several processes share.
-* :mod:`.transfer` -- copy a collection between stores; :mod:`.local_server` -- ``rag-core serve-db``.
+* :mod:`.copying` -- copy a collection between stores; :mod:`.local_server` -- ``rag-core serve-db``.
 
 :func:`open_store` picks the backend from a location: a folder path, or a
 ``postgresql://`` URL. Nothing here imports the ingest pipeline: a repair that must re-read

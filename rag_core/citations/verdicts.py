@@ -35,6 +35,7 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
+from rag_core.citations.meaning import meaning_of_verdict
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
 from rag_core.retrieval.exact import document_texts, find_places, place_from_span
@@ -95,7 +96,10 @@ class CitationCheck:
     each with ``sentence_start``/``sentence_end`` (offsets of its best sentence in ``text``) and
     ``sentence_score``. ``similarity`` is 1.0 for verbatim, the wording similarity for
     near_verbatim, the meaning score of the best sentence otherwise (``similarity_kind`` says
-    which); ``score_note`` says what it means.
+    which); ``score_note`` says what it means. ``meaning`` ("same", "changed", "unclear") and
+    ``meaning_cues`` (``{kind, claim, source, severity}``) say whether the source says what the
+    statement says (:mod:`rag_core.citations.meaning`); ``meaning_note`` says why in a sentence,
+    ``meaning_sentence`` is the source sentence a paraphrase was compared with.
     """
 
     quote: str
@@ -113,6 +117,10 @@ class CitationCheck:
     cited_sources: list[str] = field(default_factory=list)
     found_in_cited: bool | None = None
     misattributed: bool = False
+    meaning: str = "unclear"
+    meaning_cues: list[dict] = field(default_factory=list)
+    meaning_note: str = ""
+    meaning_sentence: dict | None = None
 
     @property
     def evidence(self) -> dict | None:
@@ -152,7 +160,8 @@ class CitationCheck:
             "similarity_kind": self.similarity_kind, "score_note": self.score_note,
             "cited_sources": self.cited_sources, "found_in_cited": self.found_in_cited,
             "misattributed": self.misattributed, "source": self.source, "page": self.page,
-            "page_label": self.page_label,
+            "page_label": self.page_label, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
+            "meaning_note": self.meaning_note, "meaning_sentence": self.meaning_sentence,
         }
 
 
@@ -614,8 +623,32 @@ def verify_quote(
     ``sources`` limits the search to those documents; ``cited_sources`` are the documents the
     statement cites (checked first; evidence found only elsewhere sets ``misattributed``).
     ``meaning=False`` skips the look for passages close in meaning (verdicts then stop at
-    near_verbatim / not_found).
+    near_verbatim / not_found). Every check also says whether the source means what the
+    statement says (``meaning``, ``meaning_cues``).
     """
+    result, ranked = _verify(quote, index, sources=sources, context=context, max_hits=max_hits,
+                             n_closest=n_closest, cross_encoder_model=cross_encoder_model,
+                             cited_sources=cited_sources, meaning=meaning)
+    found = meaning_of_verdict(result.verdict, result.quote, best=result.best, closest=ranked)
+    result.meaning, result.meaning_cues, result.meaning_note = found.meaning, found.cues, found.note
+    result.meaning_sentence = found.sentence_row
+    return result
+
+
+def _verify(
+    quote: str,
+    index,
+    *,
+    sources: Collection[str] | None = None,
+    context: int = 300,
+    max_hits: int = 10,
+    n_closest: int = 5,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    cited_sources: Collection[str] | None = None,
+    meaning: bool = True,
+) -> tuple[CitationCheck, list[dict]]:
+    """:func:`verify_quote` without the meaning layer: the check, and the closest passages
+    in order of their best sentence (all of them, however many the check keeps)."""
     quote = check_query(quote)
     where = _where(sources)
     cited = [s for s in dict.fromkeys(cited_sources or []) if sources is None or s in set(sources)]
@@ -648,7 +681,7 @@ def verify_quote(
         result.message = f"Found word for word{how} {where}: {first['source']}{_page_text(first)} ({places})."
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
-        return result
+        return result, []
 
     # 2. near verbatim: the closest wording, in the cited documents first
     best = None
@@ -673,13 +706,14 @@ def verify_quote(
         )
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
-        return result
+        return result, []
 
     # 3. related: passages close in meaning, with their best sentence
     if not meaning:
         result.message = f"Not found word for word {where}, and no passage has close wording."
-        return result
+        return result, []
     pool = list(dict.fromkeys([*(sources or [])])) or None
+    ranked: list[dict] = []
     # The verdict reads the best sentences of MEANING_PASSAGES passages, however many are shown.
     closest = search(quote, index, top=max(n_closest, MEANING_PASSAGES), rerank=True,
                      cross_encoder_model=cross_encoder_model, sources=pool)
@@ -690,6 +724,7 @@ def verify_quote(
     if closest:
         kind = _score_sentences(quote, index, closest)
         closest.sort(key=lambda row: -row["sentence_score"])
+        ranked = list(closest)
         shown = closest[:n_closest]
         if cited and len(shown) > 1 and not any(row["source"] in cited for row in shown):  # the cited one stays in view
             shown = [*shown[:-1], next((r for r in closest if r["source"] in cited), shown[-1])]
@@ -718,4 +753,4 @@ def verify_quote(
             f"Not found word for word {where}, nor with close wording, and no passage is close in meaning. "
             "The closest passages are below for you to judge."
         )
-    return result
+    return result, ranked

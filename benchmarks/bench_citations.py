@@ -151,10 +151,10 @@ def main() -> None:
             print("   ", note)
 
     statements = sample_statements(index, rows, args.statements)
-    from rag_core.citations import verdicts as citations
+    from rag_core.citations import closeness
     from rag_core.retrieval import exact
 
-    citations._sentence_cache.clear()  # a cold start: nothing from the confusion runs above
+    closeness.clear_cache()  # a cold start: nothing from the confusion runs above
     exact.clear_cache()
     load_before = os.getloadavg()
     verdicts = collections.Counter()

@@ -273,7 +273,11 @@ def compare_passages(claim: str, passages: Sequence[str]) -> MeaningCheck:
     it, and their negations, numbers, directions and quantifiers are compared on what aligns.
     Where less than MEANING_MIN_ALIGNED of the claim aligns, the answer is ``unclear``."""
     rc = read(claim)
-    items = [keys for _, keys in {rc.stems[i]: align_keys(rc, i) for i, c in enumerate(rc.content) if c}.items()]
+    # a content word aligns by stem, synonym or compound part; a direction word also with any
+    # word of its axis ("worse" with "better": what conflicts is what must be compared)
+    axes = {i: {axis for axis, _ in senses} for i, (_, senses) in rc.directions.items()}
+    items = list({rc.stems[i]: (align_keys(rc, i), axes.get(i, set()))
+                  for i, c in enumerate(rc.content) if c}.values())
     figures = [q for q in rc.amounts if q.unit != "ordinal"]
     if not items:
         return MeaningCheck(meaning="unclear", note="The statement has no content words to align.")
@@ -282,7 +286,8 @@ def compare_passages(claim: str, passages: Sequence[str]) -> MeaningCheck:
         for a, b in split_sentences(text or ""):
             rs = read(text[a:b])
             keys = {k for j, c in enumerate(rs.content) if c for k in align_keys(rs, j)}
-            held = sum(1 for ks in items if ks & keys) + sum(1 for q in figures if any(
+            sentence_axes = {axis for _, senses in rs.directions.values() for axis, _ in senses}
+            held = sum(1 for ks, ax in items if ks & keys or ax & sentence_axes) + sum(1 for q in figures if any(
                 same_kind(q, s) and compatible(q, s, tolerance=MEANING_APPROX_TOLERANCE) for s in rs.amounts))
             share = held / (len(items) + len(figures))
             if best is None or share > best[0] + 1e-9:

@@ -12,7 +12,7 @@ a cue of low severity. A figure of the statement with no counterpart leaves the 
 from __future__ import annotations
 
 from rag_core.citations.meaning_read import Reading, cue, share_class
-from rag_core.citations.meaning_tables import BAD_NOUNS, GOOD_NOUNS
+from rag_core.citations.meaning_tables import BAD_NOUNS, GOOD_NOUNS, RELATIONAL
 from rag_core.settings import MEANING_APPROX_TOLERANCE
 from rag_core.text.numbers import Quantity, compatible
 from rag_core.text.words import stem
@@ -119,13 +119,16 @@ def _sides(reading: Reading, start: int, end: int, aligned: set[int]) -> tuple[d
     for side, steps in ((before, range(start - 1, max(-1, start - 9), -1)),
                         (after, range(end, min(len(reading.tokens), end + 9)))):
         for distance, j in enumerate(steps, start=1):
-            if reading.tokens[j].kind == "punct" and reading.keys[j] in ".;:":
+            if (reading.tokens[j].kind == "punct" and reading.keys[j] in ".;:") or reading.keys[j] in _CLAUSE_BREAKS:
                 break
             if j in aligned:
                 for k in align_keys(reading, j):
                     side.setdefault(k, 1 / distance)
     both = before.keys() & after.keys()
     return ({k: w for k, w in before.items() if k not in both}, {k: w for k, w in after.items() if k not in both})
+
+
+_CLAUSE_BREAKS = frozenset({"but", "while", "whereas", "although", "though", "because", "which", "however"})
 
 
 def _overlap(a: dict[str, float], b: dict[str, float]) -> float:
@@ -161,10 +164,18 @@ def _bound_words(reading: Reading) -> set[int]:
     return out
 
 
+def _relational(reading: Reading, start: int, end: int) -> bool:
+    """A direction word that sets two things against each other: one followed by "than" (or a
+    passive "by"), or a verb of comparison ("outperforms", "beats", "lags")."""
+    following = reading.keys[end:end + 2]
+    return "than" in following or "by" in following[:1] or reading.plain[start] in RELATIONAL
+
+
 def _direction_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]]) -> list[dict]:
     """Opposite directions on one axis about the same things: "worse than BM25" against
     "better than BM25" (the aligned words around them on the same sides), or the same direction
-    with the things swapped ("BM25 beats DPR" against "DPR beats BM25"; a passive "by" swaps back)."""
+    with the things swapped ("BM25 beats DPR" against "DPR beats BM25"; a passive "by" swaps back).
+    A word about one thing ("larger models", "increasing model size") has no sides to swap."""
     aligned_c = set(align)
     aligned_s = {j for js in align.values() for j in js}
     bounds_c, bounds_s = _bound_words(rc), _bound_words(rs)
@@ -177,8 +188,9 @@ def _direction_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]]) 
         if not (c_before or c_after):
             continue
         c_senses = _senses(rc, ci, ce, c_raw)
-        c_sign_flip = -1 if ci in rc.negated or negated_nearby(rc, ci) else 1
+        c_sign_flip = -1 if ci in rc.negated else 1
         c_passive = ce < len(rc.keys) and rc.keys[ce] == "by"
+        candidates = []  # (how much it shares with the claim word's sides, agrees)
         for si, (se, s_raw) in rs.directions.items():
             if si in bounds_s or rc.plain[ci] in s_words or rs.plain[si] in c_words:
                 continue  # each text has the other's word: a negation, if anything, found above
@@ -187,18 +199,22 @@ def _direction_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]]) 
             if not shared:
                 continue
             s_before, s_after = _sides(rs, si, se, aligned_s)
-            same = _overlap(c_before, s_before) + _overlap(c_after, s_after)
-            crossed = _overlap(c_before, s_after) + _overlap(c_after, s_before)
-            if c_passive != (se < len(rs.keys) and rs.keys[se] == "by"):
-                same, crossed = crossed, same
+            if _relational(rc, ci, ce) and _relational(rs, si, se):  # "A better than B", "A outperforms B"
+                same = _overlap(c_before, s_before) + _overlap(c_after, s_after)
+                crossed = _overlap(c_before, s_after) + _overlap(c_after, s_before)
+                if c_passive != (se < len(rs.keys) and rs.keys[se] == "by"):
+                    same, crossed = crossed, same
+            else:  # one thing grows or shrinks: "larger models", "increasing model size"
+                same, crossed = _overlap({**c_before, **c_after}, {**s_before, **s_after}), 0.0
             if same == crossed:
                 continue
-            s_sign_flip = -1 if si in rs.negated or negated_nearby(rs, si) else 1
-            for c_sign, s_sign in shared:
-                agree = c_sign * c_sign_flip == s_sign * s_sign_flip
-                if agree != (same > crossed):
-                    cues.append(cue("direction", rc, range(ci, ce), rs, range(si, se)))
-                    break
+            s_sign_flip = -1 if si in rs.negated else 1
+            agree = any((c_sign * c_sign_flip == s_sign * s_sign_flip) == (same > crossed) for c_sign, s_sign in shared)
+            candidates.append((max(same, crossed), agree, si))
+        if candidates:  # the source's word about the same things decides; on a tie, agreement
+            _, agree, si = max(candidates, key=lambda c: (c[0], c[1]))
+            if not agree:
+                cues.append(cue("direction", rc, range(ci, ce), rs, range(si, rs.directions[si][0])))
     return cues
 
 

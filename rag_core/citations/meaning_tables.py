@@ -12,9 +12,25 @@ from __future__ import annotations
 from rag_core.text.words import american, stem
 
 __all__ = [
-    "BAD_NOUNS", "CERTAINTY", "DEGREE", "DIRECTION", "DIRECTION_PHRASES", "FILLERS", "GOOD_NOUNS",
-    "HARMLESS_WORDS", "HEDGES", "NEGATION_PREFIXES", "NEGATORS", "NEGATOR_PHRASES", "NOT_NEGATIONS",
-    "QUANTIFIERS", "QUANTIFIER_PHRASES", "SYNONYMS", "key", "phrase",
+    "BAD_NOUNS",
+    "CERTAINTY",
+    "DEGREE",
+    "DIRECTION",
+    "DIRECTION_PHRASES",
+    "FILLERS",
+    "GOOD_NOUNS",
+    "HARMLESS_WORDS",
+    "HEDGES",
+    "NEGATION_PREFIXES",
+    "NEGATORS",
+    "NEGATOR_PHRASES",
+    "NOT_NEGATIONS",
+    "QUANTIFIERS",
+    "QUANTIFIER_PHRASES",
+    "RELATIONAL",
+    "SYNONYMS",
+    "key",
+    "phrase",
 ]
 
 
@@ -80,6 +96,10 @@ _AXIS_PHRASES = {
                                      "fall well short", "falls well short", "fall far short", "falls far short")),
     "speed": (("speed up", "speeds up"), ("slow down", "slows down")),
 }
+# Verbs that set one thing against another ("A outperforms B"): their sides can be swapped.
+RELATIONAL = frozenset(key(w) for w in _words(
+    "outperform outperforms outperformed underperform underperforms underperformed beat beats beaten surpass "
+    "surpasses exceed exceeds lag lags trail trails superior inferior"))
 # Pairs of opposites that are a change of direction too ("homogeneous" against "heterogeneous").
 _OPPOSITES = (
     "homogeneous heterogeneous", "positive negative", "dense sparse", "early late", "earlier later",

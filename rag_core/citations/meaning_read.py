@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag_core.citations.meaning_tables import (
     CERTAINTY,
@@ -97,8 +98,10 @@ def _stem_key(token: Word, key: str) -> str:
     return f"#syn{group}" if group is not None else s
 
 
+@lru_cache(maxsize=8192)
 def read(text: str) -> Reading:
-    """Read ``text`` (citation markers left out) into a :class:`Reading`."""
+    """Read ``text`` (citation markers left out) into a :class:`Reading`. Cached by text (the
+    sentences of a paper's passages come back statement after statement): do not modify it."""
     tokens = words(_blank_citations(text))
     keys = [_key(t) for t in tokens]
     stems = [_stem_key(t, k) for t, k in zip(tokens, keys, strict=True)]
@@ -119,8 +122,27 @@ def read(text: str) -> Reading:
                    quantifiers=quantifiers, hedges=hedges, amounts=amounts)
 
 
-def _matches(plain: list[str], i: int, phrase: tuple[str, ...]) -> bool:
-    return tuple(plain[i:i + len(phrase)]) == phrase
+def _by_first_word(phrases) -> dict[str, list]:
+    """Phrases (a mapping or a set of word tuples) indexed by their first word, longest first."""
+    items = phrases.items() if isinstance(phrases, dict) else ((p, None) for p in phrases)
+    index: dict[str, list] = {}
+    for phrase, value in sorted(items, key=lambda item: -len(item[0])):
+        index.setdefault(phrase[0], []).append((phrase, value))
+    return index
+
+
+_NEGATOR_PHRASES = _by_first_word(NEGATOR_PHRASES)
+_NOT_NEGATIONS = _by_first_word(NOT_NEGATIONS)
+_DIRECTION_PHRASES = _by_first_word(DIRECTION_PHRASES)
+_QUANTIFIER_PHRASES = _by_first_word(QUANTIFIER_PHRASES)
+
+
+def _phrase_at(words: list[str], i: int, index: dict[str, list]):
+    """The longest phrase of ``index`` starting at ``words[i]``: (its length, its value), or None."""
+    for phrase, value in index.get(words[i], ()):
+        if tuple(words[i:i + len(phrase)]) == phrase:
+            return len(phrase), value
+    return None
 
 
 def _negators(tokens: list[Word], norms: list[str]) -> list[int]:
@@ -130,11 +152,10 @@ def _negators(tokens: list[Word], norms: list[str]) -> list[int]:
         if token.kind != "word":
             continue
         word = plain[i]
-        is_negator = word in NEGATORS or token.norm.endswith("n't") or any(
-            _matches(plain, i, p) for p in NEGATOR_PHRASES)
+        is_negator = word in NEGATORS or token.norm.endswith("n't") or _phrase_at(plain, i, _NEGATOR_PHRASES)
         if not is_negator:
             continue
-        if any(_matches(plain, i, p) or (i > 0 and _matches(plain, i - 1, p)) for p in NOT_NEGATIONS):
+        if _phrase_at(plain, i, _NOT_NEGATIONS) or (i > 0 and _phrase_at(plain, i - 1, _NOT_NEGATIONS)):
             continue
         if token.norm == "no" and i + 1 < len(tokens) and (tokens[i + 1].norm == "." or tokens[i + 1].kind == "number"):
             continue  # "No. 5"
@@ -165,7 +186,7 @@ def _directions(tokens: list[Word], plain: list[str]) -> dict[int, tuple[int, li
     out: dict[int, tuple[int, list[tuple[str, int]]]] = {}
     i = 0
     while i < len(tokens):
-        found = next(((len(p), senses) for p, senses in DIRECTION_PHRASES.items() if _matches(plain, i, p)), None)
+        found = _phrase_at(plain, i, _DIRECTION_PHRASES)
         if found:
             out[i] = (i + found[0], found[1])
             i += found[0]
@@ -188,10 +209,9 @@ def _quantifiers(tokens: list[Word], plain: list[str], negators: list[int],
     taken of, not a quantifier of its own ("15% of all tokens")."""
     share_of = {q.end + 1 for q in amounts if q.end < len(plain) and plain[q.end] == "of"}
     out: dict[int, tuple[int, str]] = {}
-    phrases = sorted(QUANTIFIER_PHRASES.items(), key=lambda item: -len(item[0]))
     i = 0
     while i < len(tokens):
-        found = next(((len(p), cls) for p, cls in phrases if _matches(plain, i, p)), None)
+        found = _phrase_at(plain, i, _QUANTIFIER_PHRASES)
         if found:
             out[i] = (i + found[0], found[1])
             i += found[0]

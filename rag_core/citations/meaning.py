@@ -111,11 +111,23 @@ def compare_wording(claim: str, source: str) -> MeaningCheck:
     s_idx = [i for i, t in enumerate(rs.tokens) if t.kind != "punct"]
     ops = SequenceMatcher(None, [rs.keys[i] for i in s_idx], [rc.keys[i] for i in c_idx],
                           autojunk=False).get_opcodes()
-    # source words before the first and after the last word in common are context, not changes
+    # source words before the first and after the last word in common are context, not changes;
+    # there the source stands in for the claim's words only as far as the claim has words
     while ops and ops[0][0] == "delete":
         ops = ops[1:]
     while ops and ops[-1][0] == "delete":
         ops = ops[:-1]
+    # ("In fact, it is ..." against "... each iteration. It is ...": the claim's own words at
+    # the edge are harmless, the source's there are another sentence's)
+    for k in (0, len(ops) - 1) if len(ops) > 1 else ():
+        tag, s0, s1, c0, c1 = ops[k]
+        if tag != "replace":
+            continue
+        if all(_harmless_word(rc, c_idx[j]) and rc.keys[c_idx[j]] not in DEGREE for j in range(c0, c1)):
+            s0, s1 = (s1, s1) if k == 0 else (s0, s0)
+        else:
+            s0, s1 = (max(s0, s1 - (c1 - c0)), s1) if k == 0 else (s0, min(s1, s0 + (c1 - c0)))
+        ops[k] = ("insert" if s0 == s1 else tag, s0, s1, c0, c1)
     groups: list[list[tuple]] = []
     gap = MEANING_MERGE_GAP_WORDS + 1
     for op in ops:

@@ -379,3 +379,29 @@ def test_harmless_edits_of_sentences_of_every_shared_pdf_never_change_the_meanin
                 checked += 1
                 assert check.meaning != "changed", (edited, sentence, check.meaning_cues)
     assert checked >= 60
+
+
+@pytest.mark.slow
+def test_meaning_on_the_labelled_set_through_the_whole_check(shared_collection):
+    """Issue 17's goals, each labelled case checked against every shared PDF as a user would
+    (a collection without embeddings; benchmarks/bench_citations.py measures both kinds):
+    meaning changes caught >= 95%, changed on harmless edits and faithful paraphrases <= 3%,
+    contradicting paraphrases caught >= 60%, every flipped sentence still near_verbatim."""
+    from rag_core.citations.verdicts import verify_quote
+
+    _, index, _ = shared_collection
+    caught, false_changed, contradictions = [], [], []
+    for row in labelled():
+        if row["kind"] not in (*FLIPS, "harmless", "paraphrase", "contradiction"):
+            continue
+        check = verify_quote(row["statement"], index)
+        if row["kind"] in FLIPS:
+            assert check.verdict == "near_verbatim" and check.source == row["document"], row["id"]
+            caught.append(check.meaning == "changed")
+        elif row["kind"] == "contradiction":
+            contradictions.append(check.meaning == "changed")
+        else:
+            false_changed.append(check.meaning == "changed")
+    assert len(caught) >= 60 and sum(caught) >= 0.95 * len(caught)
+    assert sum(false_changed) <= 0.03 * len(false_changed)
+    assert sum(contradictions) >= 0.6 * len(contradictions)

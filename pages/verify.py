@@ -77,23 +77,23 @@ EDITOR_COLUMNS = {
                       help="The entry of the manuscript's reference list the markers pointed to when it was read"),
     "line": NUM("line", width=56, disabled=True, help="Line of the manuscript"),
 }
-REPORT_COLUMNS = {
+REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels wide
     "#": NUM(width=40, help="Order in the manuscript"),
-    "statement": TEXT(width=370),
-    "verdict": TEXT(width=112, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
+    "statement": TEXT(width=290),
+    "verdict": TEXT(width=104, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
                                    "in meaning, not confirmed: read the passage · not_found: neither"),
-    "meaning": TEXT(width=84, help="changed: a negation, number, direction or quantifier of the source says "
+    "meaning": TEXT(width=72, help="changed: a negation, number, direction or quantifier of the source says "
                                    "otherwise · same: no conflict found · unclear: the rules cannot tell"),
-    "meaning cues": TEXT(width=260, help="What conflicts: the statement's words · the source's words"),
-    "document": TEXT(width=210, help="Where the evidence is (short title, else the file name)"),
-    "page": NUM(width=56, help="Physical page of the PDF (1 = the first page of the file)"),
-    "printed page": TEXT(width=76, help="The page number printed on that page, when the PDF defines one"),
-    "similarity": NUM(format="%.2f", width=80, help="verbatim 1.00; near_verbatim: the share of words in common, "
+    "meaning cues": TEXT(width=190, help="What conflicts: the statement's words · the source's words"),
+    "document": TEXT(width=170, help="Where the evidence is (short title, else the file name)"),
+    "page": NUM(width=50, help="Physical page of the PDF (1 = the first page of the file)"),
+    "printed page": TEXT(width=70, help="The page number printed on that page, when the PDF defines one"),
+    "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
-    "changed words": TEXT(width=170, help="near_verbatim: the document's words → the statement's"),
-    "cited": TEXT(width=140, help="The statement's citation markers"),
-    "misattributed": TEXT(width=230, help="Found, but in a different document than the one cited"),
+    "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
+    "cited": TEXT(width=110, help="The statement's citation markers"),
+    "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
 }
 
 

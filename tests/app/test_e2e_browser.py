@@ -433,7 +433,7 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     box = report.bounding_box()
     # the header is drawn on a canvas: the similarity column starts after the tick box and the
     # columns before it (their widths are set in pages/verify.py)
-    before = 40 + 370 + 112 + 84 + 260 + 210 + 56 + 76  # "#" ... printed page
+    before = 40 + 290 + 104 + 72 + 190 + 170 + 50 + 70  # "#" ... printed page
     page.mouse.click(box["x"] + TICK_WIDTH + before + 30, box["y"] + 18)
     page.wait_for_timeout(800)
     page.mouse.click(box["x"] + 16, box["y"] + 36 + 80 // 2)  # the first row's tick box

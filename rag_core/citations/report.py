@@ -149,8 +149,11 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
         row, n = data[position], position + 1
         background, colour, label = _VERDICT_STYLE.get(row.get("verdict"), ("#eee", "#333", str(row.get("verdict"))))
         m_background, m_colour, m_label = _MEANING_STYLE.get(row.get("meaning"), ("#eee", "#333", "Meaning: ?"))
-        page = row.get("page")
-        where = esc(str(row.get("source") or ""))
+        if row.get("meaning") == "same" and row.get("verdict") in ("related", "not_found"):
+            m_background, m_colour, m_label = (*_MEANING_STYLE["unclear"][:2], "No conflict found (not confirmed)")
+        found = row.get("verdict") != "not_found"  # a closest passage is not evidence: no document named
+        page = row.get("page") if found else None
+        where = esc(str(row.get("source") or "")) if found else ""
         if page is not None:
             where += f", p.&nbsp;{esc(str(page))}"
             if row.get("page_label") and str(row.get("page_label")) != str(page):

@@ -75,3 +75,7 @@ def test_html_is_ordered_by_severity_and_escapes_the_cues():
     assert page.index("second, changed") < page.index("first, verbatim")
     assert '<td class="n">2</td>' in page  # the statement keeps its place in the manuscript
     assert "meaning changed: 1" in page and "Related: close in meaning, not confirmed" in page
+    related = rows_to_html([row(verdict="related", meaning="same"), row(verdict="not_found", meaning="unclear",
+                                                                       source="closest.pdf", page=9)])
+    assert "No conflict found (not confirmed)" in related and "Meaning holds" not in related
+    assert "closest.pdf" not in related  # a not_found row names no document

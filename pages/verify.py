@@ -26,13 +26,16 @@ from rag_core.citations.manuscript import (
     rows_to_html,
     rows_to_json,
 )
+from rag_core.citations.report import by_severity
 from rag_core.citations.verdicts import verify_quote
 from rag_core.citations.view import (
     VERDICT_MEANINGS,
     VERDICTS,
+    cues_html,
     evidence_target,
     folding_text,
     match_spans,
+    meaning_lead,
     pasted_kind,
     place_page,
     report_file_stem,
@@ -74,20 +77,23 @@ EDITOR_COLUMNS = {
                       help="The entry of the manuscript's reference list the markers pointed to when it was read"),
     "line": NUM("line", width=56, disabled=True, help="Line of the manuscript"),
 }
-REPORT_COLUMNS = {
+REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels wide
     "#": NUM(width=40, help="Order in the manuscript"),
-    "statement": TEXT(width=370),
-    "verdict": TEXT(width=112, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
-                                   "in meaning only · not_found: neither"),
-    "document": TEXT(width=210, help="Where the evidence is (short title, else the file name)"),
-    "page": NUM(width=56, help="Physical page of the PDF (1 = the first page of the file)"),
-    "printed page": TEXT(width=76, help="The page number printed on that page, when the PDF defines one"),
-    "similarity": NUM(format="%.2f", width=80, help="verbatim 1.00; near_verbatim: the share of words in common, "
+    "statement": TEXT(width=290),
+    "verdict": TEXT(width=104, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
+                                   "in meaning, not confirmed: read the passage · not_found: neither"),
+    "meaning": TEXT(width=72, help="changed: a negation, number, direction or quantifier of the source says "
+                                   "otherwise · same: no conflict found · unclear: the rules cannot tell"),
+    "meaning cues": TEXT(width=190, help="What conflicts: the statement's words · the source's words"),
+    "document": TEXT(width=170, help="Where the evidence is (short title, else the file name)"),
+    "page": NUM(width=50, help="Physical page of the PDF (1 = the first page of the file)"),
+    "printed page": TEXT(width=70, help="The page number printed on that page, when the PDF defines one"),
+    "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
-    "changed words": TEXT(width=170, help="near_verbatim: the document's words → the statement's"),
-    "cited": TEXT(width=140, help="The statement's citation markers"),
-    "misattributed": TEXT(width=230, help="Found, but in a different document than the one cited"),
+    "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
+    "cited": TEXT(width=110, help="The statement's citation markers"),
+    "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
 }
 
 
@@ -144,12 +150,32 @@ def show_check(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
     verdict = check["verdict"]
     note(NOTE_KINDS.get(verdict, "info"), check["message"], lead=f"{verdict} —")
     text_line(VERDICT_MEANINGS.get(verdict, ""), muted=True)
+    show_meaning(check, titles, key=key)
     if verdict == "verbatim" and check.get("hits"):
         show_places(lib, name, check, titles, key=key)
     elif verdict == "near_verbatim" and check.get("best"):
         show_alignment(lib, name, check, titles, key=key)
     else:
         show_closest(lib, name, check, titles, key=key)
+
+
+def show_meaning(check: dict, titles: dict, *, key: str) -> None:
+    """Whether the source says what the statement says: the meaning, why, and the cues side by side."""
+    if check.get("verdict") == "verbatim":
+        text_line("Meaning: the same, word for word.", muted=True)
+        return
+    lead, kind = meaning_lead(check)
+    with st.container(key=f"{key}_meaning"):
+        note(kind, check.get("meaning_note") or "", lead=f"{lead} —")
+        if check.get("meaning_cues"):
+            st.html(cues_html(check["meaning_cues"]))
+        sentence = check.get("meaning_sentence")
+        if sentence and sentence.get("sentence"):
+            where = where_text({"source": sentence.get("source"), "page": sentence.get("page"),
+                                "page_label": sentence.get("page_label")}, title_of(sentence, titles))
+            text_line("Compared with:", sentence["sentence"], bold_first=True, muted=True, sep=" ")
+            text_line(where, f"{round(100 * (sentence.get('aligned') or 0))}% of the statement's words and "
+                             "figures align with it", muted=True)
 
 
 def show_places(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
@@ -346,11 +372,13 @@ def show_report(lib, name: str) -> None:
         st.dataframe(frame, hide_index=True, width="stretch", column_config=REPORT_COLUMNS,
                      key=table_key, on_select=picked, selection_mode="single-row", row_height=REPORT_ROW_HEIGHT,
                      height=min(40 + REPORT_ROW_HEIGHT * len(records), 40 + REPORT_ROW_HEIGHT * 8), placeholder="")
-        text_line("Click a column's name to sort; click a row (or pick it below) to see its evidence.", muted=True)
+        text_line("Most severe first: meaning changed, not found, misattributed, related (close in meaning, not "
+                  "confirmed), near verbatim, verbatim; # is the statement's place in the manuscript. Click a "
+                  "column's name to sort; click a row (or pick it below) to see its evidence.", muted=True)
     else:
         text_line("No statement has the verdicts chosen.", muted=True)
-    if st.session_state.get(PICK_KEY) not in options:
-        st.session_state[PICK_KEY] = options[0]
+    if st.session_state.get(PICK_KEY) not in options:  # the most severe statement first
+        st.session_state[PICK_KEY] = options[by_severity(rows)[0]]
     choice = st.selectbox("Evidence of statement", options, key=PICK_KEY)  # options are plain text
     i = options.index(choice)
     show_row(lib, name, rows[i], report["checks"][i], i + 1, titles)

@@ -473,67 +473,10 @@ def cmd_eval(args) -> int:
 
 
 def cmd_check(args) -> int:
-    """Check a manuscript's quotes and cited claims against a collection (exit 0 whatever the verdicts)."""
-    from rag_core.citations.manuscript import (
-        ManuscriptError,
-        check_statements,
-        manuscript_from_text,
-        printable,
-        read_manuscript,
-    )
+    """Check a manuscript's quotes and cited claims against a collection (rag_core.cli_check)."""
+    from rag_core.cli_check import check_manuscript
 
-    try:
-        if args.file == "-":
-            manuscript = manuscript_from_text(sys.stdin.read(), name="standard input")
-        else:
-            manuscript = read_manuscript(args.file)
-    except ManuscriptError as exc:
-        raise UsageError(str(exc)) from None
-    library = _library(args)
-    index = library.load_index(args.collection)
-    if index is None:
-        raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
-    statements = manuscript.statements()
-    show = not args.json and sys.stderr.isatty()
-    bar = None
-    if show and statements:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(statements), desc="checking", unit="statement", file=sys.stderr, leave=False)
-    try:
-        rows = check_statements(statements, index, documents=library.documents(args.collection), top=args.top,
-                                progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None)
-    finally:
-        if bar is not None:
-            bar.close()
-    if args.json:
-        payload = [{k: printable(v) if isinstance(v, str) else v for k, v in row.to_dict().items()} for row in rows]
-        print(json.dumps(payload, ensure_ascii=False, indent=1))
-        return EXIT_OK
-    if not rows:
-        print(f"No checkable statements in {printable(manuscript.name)}: no quoted passages and no sentences with a "
-              "citation marker ([12], (Author et al., 2019), Author et al. (2019), \\cite{...}).")
-        return EXIT_OK
-    for n, row in enumerate(rows, start=1):
-        where = printable(row.source or "-")
-        if row.page is not None:
-            where += f", p. {row.page}"
-            if row.page_label and str(row.page_label) != str(row.page):
-                where += f" (printed {printable(row.page_label)})"
-        similarity = "" if row.similarity is None else f"{row.similarity:.2f}"
-        print(f"#{n:<3} {row.verdict:13s} {similarity:>5s}  {where}")
-        statement = printable(row.statement)
-        print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
-        if row.diff:
-            print(f"     changed: {printable(row.diff)}")
-        if row.cited:
-            print(f"     cited: {printable(row.cited)}")
-        if row.misattributed:
-            print("     ! found, but in a different document than the one cited")
-    counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
-    print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
-          f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
-    return EXIT_OK
+    return check_manuscript(args, _library)
 
 
 def cmd_eval_collection(args) -> int:
@@ -661,6 +604,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="the manuscript: .txt, .md, .tex, .pdf or .docx (- reads text from standard input)")
     p.add_argument("--top", type=int, default=3, help="close passages kept per statement not found word for word")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per statement")
+    p.add_argument("--fail-on", metavar="OUTCOMES",
+                   help="exit 3 when any statement has one of these outcomes (comma-separated: "
+                        "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "
+                        "misattributed), e.g. --fail-on changed,not_found before submission")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("list", parents=[common], help="list collections, or the documents of one")

@@ -121,6 +121,27 @@ MAX_ELIDED_CHARS = 2_000
 # not a quote.
 MIN_QUOTE_WORDS = 4
 
+# The meaning layer (rag_core/citations/meaning.py), chosen on the meaning cases of the
+# labelled set (docs/citations.md, "Meaning: does the source say what the statement says?"):
+# * a paraphrase is compared with the sentence of the closest passages that holds the largest
+#   share of its content words and figures; below this share too little aligns and the meaning
+#   is "unclear", never "same". Faithful paraphrases align 0.56-1.0 with their sentence,
+#   contradicting ones 0.62-1.0; the fabricated claims called related 0.50 (a sentence about
+#   something else that shares half the words: with 0.5 they came out "same");
+MEANING_MIN_ALIGNED = 0.55
+# * the sentences of this many of the closest passages are candidates (the verdict reads five;
+#   the aligned sentence of every labelled paraphrase was in the first three);
+MEANING_ALIGN_PASSAGES = 5
+# * "about 8.5 hours" and "8.8 hours" are one figure: with "about", "roughly", "~" on either
+#   side, figures this far apart (relative) agree; without, they must be equal;
+MEANING_APPROX_TOLERANCE = 0.1
+# * a negation reaches the first content word after it and the content words right after that
+#   one, at most this many ("not mutually exclusive", "no single approach");
+MEANING_NEGATION_SCOPE_WORDS = 3
+# * changed words of a near-verbatim quote this close together (words in common between them)
+#   are one change, shown together ("improves … substantially").
+MEANING_MERGE_GAP_WORDS = 2
+
 # ----------------------------------------------------------------- limits on input
 # Safety limits, not measured: far above any paper in ../shared/data/pdfs (the largest is
 # 2.2 MB, the longest 123 pages), small enough that one file cannot exhaust memory.

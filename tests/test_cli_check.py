@@ -109,3 +109,47 @@ def test_check_reads_standard_input(paper_library, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(MANUSCRIPT))
     assert main(["--data-dir", str(paper_library.root), "check", "papers", "-", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 4
+
+
+MEANING_MANUSCRIPT = """Karpukhin et al. (2020) write that \u201cwe find that adding a single BM25 negative
+passage does not improve the result substantially while adding two does not help further\u201d.
+They also report that \u201cDPR performs consistently better than BM25 on all datasets\u201d [1].
+
+References
+[1] V. Karpukhin, B. Oguz, S. Min. 2020. Dense passage retrieval for open-domain question answering.
+"""
+
+
+@pytest.fixture(scope="module")
+def meaning_manuscript(tmp_path_factory):
+    path = tmp_path_factory.mktemp("meaning") / "draft.md"
+    path.write_text(MEANING_MANUSCRIPT, encoding="utf-8")
+    return path
+
+
+def test_check_reports_a_changed_meaning(paper_library, meaning_manuscript, capsys):
+    argv = ["--data-dir", str(paper_library.root), "check", "papers", str(meaning_manuscript)]
+    assert main([*argv, "--json"]) == 0  # no --fail-on: 0 whatever the outcomes
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["verdict"], r["meaning"]) for r in rows] == [("near_verbatim", "changed"), ("verbatim", "same")]
+    assert rows[0]["meaning_cues"] == [{"kind": "negation", "claim": "does not improve", "source": "improves",
+                                        "severity": "high"}]
+    assert rows[1]["meaning_cues"] == []
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "! meaning changed: negation: claim \u201cdoes not improve\u201d \u00b7 source \u201cimproves\u201d" in out
+    assert "Meaning changed (the source says otherwise): 1 statement." in out
+
+
+def test_check_fail_on_exits_3_when_a_statement_has_the_outcome(paper_library, meaning_manuscript, capsys):
+    argv = ["--data-dir", str(paper_library.root), "check", "papers", str(meaning_manuscript)]
+    assert main([*argv, "--fail-on", "changed,not_found"]) == 3
+    assert "--fail-on changed,not_found: statement #1." in capsys.readouterr().out
+    assert main([*argv, "--fail-on", "changed", "--json"]) == 3
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    assert main([*argv, "--fail-on", "not_found,misattributed"]) == 0
+    assert main([*argv, "--fail-on", "verbatim"]) == 3
+    capsys.readouterr()
+    assert main([*argv, "--fail-on", "changed,wrong"]) == 2
+    err = capsys.readouterr().err
+    assert "--fail-on takes" in err and "not wrong" in err

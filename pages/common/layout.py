@@ -50,6 +50,12 @@ mark.rc-hit {background: #ffc36b; color: inherit; font-weight: 600; padding: 0 1
 del.rc-del {background: #fde2e1; color: #8a1c1c; text-decoration: line-through; padding: 0 2px; border-radius: 2px;}
 ins.rc-ins {background: #d9f2e0; color: #14612e; text-decoration: underline; font-weight: 600; padding: 0 2px;
   border-radius: 2px;}
+table.rc-cues {border-collapse: collapse; margin: 0.3rem 0 0.6rem; font-size: 0.95rem;}
+table.rc-cues th {text-align: left; padding: 0.25rem 0.8rem 0.25rem 0; font-weight: 600; white-space: nowrap;}
+table.rc-cues td {padding: 0.25rem 1.2rem 0.25rem 0; overflow-wrap: anywhere;}
+table.rc-cues tr.rc-cue td em {background: #fde2e1; font-style: italic; padding: 0 3px; border-radius: 2px;}
+table.rc-cues tr.rc-cue-low td em {background: rgba(127,127,127,0.12);}
+.rc-cue-none {color: rgba(49, 51, 63, 0.55);}
 .rc-brand {font-weight: 700; white-space: nowrap; padding: 0.35rem 0.75rem 0.35rem 0;}
 </style>
 """

@@ -6,22 +6,20 @@ be checked: quoted passages and sentences that carry a citation marker (``[12]``
 ``[3, 7]``, ``(Devlin et al., 2019)``, ``Devlin et al. (2019)``, ``\\cite{...}``), each with
 the references it cites. :func:`check_statements` runs :func:`rag_core.citations.verdicts.verify_quote`
 on each, the cited documents first, and returns one :class:`CheckRow` per statement;
-:func:`rows_to_csv`, :func:`rows_to_json` and :func:`rows_to_html` export the report.
+:func:`rows_to_csv`, :func:`rows_to_json` and :func:`rows_to_html` (from
+:mod:`rag_core.citations.report`) export the report.
 """
 
 from __future__ import annotations
 
-import csv
-import html
 import io
-import json
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_core.citations.bibliography import match_documents
+from rag_core.citations.report import rows_to_csv, rows_to_html, rows_to_json
 from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
 from rag_core.retrieval.exact import document_texts
@@ -537,7 +535,8 @@ def extract_statements(text: str, *, references: Sequence[Reference] = ()) -> li
 
 @dataclass
 class CheckRow:
-    """One line of the report. ``check`` is the full :class:`rag_core.citations.verdicts.CitationCheck`."""
+    """One line of the report. ``check`` is the full :class:`rag_core.citations.verdicts.CitationCheck`;
+    ``meaning`` and ``meaning_cues`` its meaning layer (:mod:`rag_core.citations.meaning`)."""
 
     statement: str
     kind: str
@@ -554,6 +553,8 @@ class CheckRow:
     message: str
     line: int | None = None
     check: object | None = field(default=None, repr=False)
+    meaning: str = "unclear"
+    meaning_cues: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -561,7 +562,7 @@ class CheckRow:
             "page": self.page, "page_label": self.page_label, "similarity": self.similarity,
             "similarity_kind": self.similarity_kind, "diff": self.diff, "cited": self.cited or None,
             "cited_sources": self.cited_sources, "misattributed": self.misattributed, "message": self.message,
-            "line": self.line,
+            "line": self.line, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
         }
 
 
@@ -627,105 +628,8 @@ def check_statements(
             page=check.page, page_label=check.page_label, similarity=check.similarity,
             similarity_kind=check.similarity_kind, diff=best["diff"] if best else "", cited=statement.cited,
             cited_sources=cited, misattributed=check.misattributed, message=check.message, line=statement.line,
-            check=check,
+            check=check, meaning=check.meaning, meaning_cues=check.meaning_cues,
         ))
     if progress is not None:
         progress(len(items), len(items), "")
     return rows
-
-
-# --------------------------------------------------------------------------- exports
-
-EXPORT_COLUMNS = ("statement", "kind", "verdict", "source", "page", "page_label", "similarity", "diff", "cited",
-                  "cited_sources", "misattributed", "message", "line")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value) -> object:
-    """A CSV cell: lists joined, text neutralised so no spreadsheet runs it as a formula."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (list, tuple)):
-        value = "; ".join(str(v) for v in value)
-    if isinstance(value, (int, float)):
-        return value
-    text = str(value)
-    if text.startswith(_FORMULA_START):
-        text = "'" + text
-    return text
-
-
-def _as_dicts(rows: Sequence[CheckRow | dict]) -> list[dict]:
-    return [row.to_dict() if isinstance(row, CheckRow) else dict(row) for row in rows]
-
-
-def rows_to_csv(rows: Sequence[CheckRow | dict]) -> bytes:
-    """The report as CSV bytes: UTF-8 with a BOM (so spreadsheets keep ligatures and accents),
-    every text cell neutralised against formula injection (a leading = + - @ tab or CR gets a ')."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(EXPORT_COLUMNS)
-    for row in _as_dicts(rows):
-        writer.writerow([_cell(row.get(column)) for column in EXPORT_COLUMNS])
-    return ("\ufeff" + buffer.getvalue()).encode("utf-8")
-
-
-def rows_to_json(rows: Sequence[CheckRow | dict]) -> str:
-    """The report as a JSON list of objects (the keys of :meth:`CheckRow.to_dict`)."""
-    return json.dumps(_as_dicts(rows), ensure_ascii=False, indent=1)
-
-
-_VERDICT_STYLE = {
-    "verbatim": ("#e6f4ea", "#1e7b34", "Verbatim"),
-    "near_verbatim": ("#fff4e0", "#9a5b00", "Near verbatim"),
-    "related": ("#e8f0fe", "#1a4fa0", "Related"),
-    "not_found": ("#fde8e8", "#a12626", "Not found"),
-}
-
-
-def rows_to_html(rows: Sequence[CheckRow | dict], *, title: str = "Citation check") -> str:
-    """A self-contained HTML report (inline style, no script, no external resource); every
-    piece of text from the manuscript or the documents is HTML-escaped."""
-    esc = html.escape
-    data = _as_dicts(rows)
-    counts = {v: sum(1 for r in data if r.get("verdict") == v) for v in _VERDICT_STYLE}
-    summary = " · ".join(f"{_VERDICT_STYLE[v][2]}: {n}" for v, n in counts.items())
-    misattributed = sum(1 for r in data if r.get("misattributed"))
-    body = []
-    for n, row in enumerate(data, start=1):
-        background, colour, label = _VERDICT_STYLE.get(row.get("verdict"), ("#eee", "#333", str(row.get("verdict"))))
-        page = row.get("page")
-        where = esc(str(row.get("source") or ""))
-        if page is not None:
-            where += f", p.&nbsp;{esc(str(page))}"
-            if row.get("page_label") and str(row.get("page_label")) != str(page):
-                where += f" (printed {esc(str(row['page_label']))})"
-        similarity = row.get("similarity")
-        flag = ' <span class="mis">found in a different document than the one cited</span>' \
-            if row.get("misattributed") else ""
-        body.append(
-            f'<tr><td class="n">{n}</td><td>{esc(str(row.get("statement") or ""))}'
-            f'<div class="msg">{esc(str(row.get("message") or ""))}</div></td>'
-            f'<td><span class="verdict" style="background:{background};color:{colour}">{esc(label)}</span>{flag}</td>'
-            f'<td>{where}</td><td class="n">{"" if similarity is None else f"{similarity:.2f}"}</td>'
-            f'<td>{esc(str(row.get("diff") or ""))}</td><td>{esc(str(row.get("cited") or ""))}</td></tr>'
-        )
-    style = (
-        "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#222}"
-        "table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;"
-        "text-align:left;font-size:14px}th{background:#f4f4f4}td.n{text-align:right;white-space:nowrap}"
-        ".verdict{display:inline-block;padding:2px 8px;border-radius:10px;font-weight:600;white-space:nowrap}"
-        ".msg{color:#555;font-size:12px;margin-top:4px}.mis{display:block;color:#a12626;font-size:12px;"
-        "font-weight:600;margin-top:4px}"
-    )
-    generated = time.strftime("%Y-%m-%d %H:%M")
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{esc(title)}</title><style>{style}</style></head><body>"
-        f"<h1>{esc(title)}</h1><p>{len(data)} statements · {esc(summary)} · misattributed: {misattributed} · "
-        f"generated {esc(generated)} by rag_core</p>"
-        "<table><thead><tr><th>#</th><th>Statement</th><th>Verdict</th><th>Where</th><th>Similarity</th>"
-        "<th>Changed words</th><th>Cited</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></body></html>\n"
-    )

@@ -26,15 +26,15 @@ The thresholds below were chosen on the labelled statements in
 from __future__ import annotations
 
 import re
-import threading
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
 import numpy as np
 
+from rag_core.citations.closeness import owners, score_sentences
+from rag_core.citations.meaning import meaning_of_verdict
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
 from rag_core.retrieval.exact import document_texts, find_places, place_from_span
@@ -43,19 +43,15 @@ from rag_core.settings import (
     CANDIDATES_PER_LIST,
     DEFAULT_CROSS_ENCODER_MODEL,
     MAX_ELIDED_CHARS,
-    MAX_SENTENCE_WORDS,
     MEANING_PASSAGES,
     NEAR_MAX_CHANGED_SHARE,
     NEAR_MAX_CHANGED_WORDS,
     NEAR_MIN_SIMILARITY,
     RELATED_MIN_LEXICAL,
     RELATED_MIN_MEANING,
-    SENTENCE_WINDOW_WORDS,
-    SENTENCES_PER_PASSAGE,
 )
 from rag_core.text.documents import DocumentText
 from rag_core.text.folding import normalize_for_matching
-from rag_core.text.sentences import split_sentences
 
 __all__ = [
     "NEAR_MAX_CHANGED_WORDS",
@@ -95,7 +91,10 @@ class CitationCheck:
     each with ``sentence_start``/``sentence_end`` (offsets of its best sentence in ``text``) and
     ``sentence_score``. ``similarity`` is 1.0 for verbatim, the wording similarity for
     near_verbatim, the meaning score of the best sentence otherwise (``similarity_kind`` says
-    which); ``score_note`` says what it means.
+    which); ``score_note`` says what it means. ``meaning`` ("same", "changed", "unclear") and
+    ``meaning_cues`` (``{kind, claim, source, severity}``) say whether the source says what the
+    statement says (:mod:`rag_core.citations.meaning`); ``meaning_note`` says why in a sentence,
+    ``meaning_sentence`` is the source sentence a paraphrase was compared with.
     """
 
     quote: str
@@ -113,6 +112,10 @@ class CitationCheck:
     cited_sources: list[str] = field(default_factory=list)
     found_in_cited: bool | None = None
     misattributed: bool = False
+    meaning: str = "unclear"
+    meaning_cues: list[dict] = field(default_factory=list)
+    meaning_note: str = ""
+    meaning_sentence: dict | None = None
 
     @property
     def evidence(self) -> dict | None:
@@ -152,7 +155,8 @@ class CitationCheck:
             "similarity_kind": self.similarity_kind, "score_note": self.score_note,
             "cited_sources": self.cited_sources, "found_in_cited": self.found_in_cited,
             "misattributed": self.misattributed, "source": self.source, "page": self.page,
-            "page_label": self.page_label,
+            "page_label": self.page_label, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
+            "meaning_note": self.meaning_note, "meaning_sentence": self.meaning_sentence,
         }
 
 
@@ -240,23 +244,6 @@ def _source_mask(index, sources: Collection[str] | None) -> np.ndarray | None:
     if sources is None:
         return None
     return chunk_sources_mask(index.chunks, set(sources))
-
-
-_owner_cache: OrderedDict[int, tuple[list, dict[int, DocumentText]]] = OrderedDict()
-_owner_lock = threading.Lock()
-
-
-def _owners(documents: list[DocumentText]) -> dict[int, DocumentText]:
-    """chunk index -> its document (cached per document list)."""
-    with _owner_lock:
-        got = _owner_cache.get(id(documents))
-        if got is not None and got[0] is documents:
-            return got[1]
-        owners = {i: doc for doc in documents for i in doc.chunk_indices}
-        _owner_cache[id(documents)] = (documents, owners)
-        while len(_owner_cache) > 2:
-            _owner_cache.popitem(last=False)
-        return owners
 
 
 # --------------------------------------------------------------------------- wording
@@ -423,138 +410,16 @@ def closest_wording(quote: str, index, *, sources: Collection[str] | None = None
     if not needle:
         return None
     documents = document_texts(index.chunks)
-    owners = _owners(documents)
+    by_chunk = owners(documents)
     mask = _source_mask(index, sources)
     candidates = _lexical_candidates(quote, index, mask, candidates_per_list)
     if not candidates:
         return None
-    found = _best_alignment(needle, _windows(candidates, index, owners, pad=len(needle) + 50))
+    found = _best_alignment(needle, _windows(candidates, index, by_chunk, pad=len(needle) + 50))
     if found is None:
         return None
     _, doc, fs, fe = found
     return _word_alignment(quote, doc, index.chunks, fs, fe, context=context)
-
-
-# --------------------------------------------------------------------------- meaning
-
-_sentence_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-_sentence_lock = threading.Lock()
-_SENTENCE_CACHE_SIZE = 20_000
-
-
-def _sentence_vectors(model, model_name: str, sentences: list[str]) -> np.ndarray:
-    """Unit embeddings of ``sentences``, encoded in one batch on one thread; cached by text."""
-    from rag_core.models.embedding import encode_passages, single_torch_thread
-
-    out: list[np.ndarray | None] = []
-    missing: list[int] = []
-    with _sentence_lock:
-        for i, sentence in enumerate(sentences):
-            got = _sentence_cache.get((model_name, sentence))
-            if got is not None:
-                _sentence_cache.move_to_end((model_name, sentence))
-            else:
-                missing.append(i)
-            out.append(got)
-    if missing:
-        with single_torch_thread():  # small batches: each is padded to its own longest sentence
-            vectors = encode_passages(model, [sentences[i] for i in missing], batch_size=8)
-        with _sentence_lock:
-            for i, vector in zip(missing, vectors, strict=False):
-                out[i] = vector
-                _sentence_cache[(model_name, sentences[i])] = vector
-            while len(_sentence_cache) > _SENTENCE_CACHE_SIZE:
-                _sentence_cache.popitem(last=False)
-    return np.vstack(out) if out else np.zeros((0, 1), dtype=np.float32)
-
-
-class _KeyWordOverlap:
-    """The share of a statement's key words (weighted by their IDF in the collection; a word
-    the collection never uses weighs most) that a sentence contains."""
-
-    def __init__(self, vectorizer, statement: str):
-        analyzer = vectorizer.build_analyzer()
-        vocabulary = vectorizer.vocabulary_
-        idf = vectorizer.idf_
-        rare = float(idf.max()) if len(idf) else 1.0
-        self._analyzer = analyzer
-        self.weights = {}
-        for term in analyzer(statement):
-            if " " in term:
-                continue
-            k = vocabulary.get(term)
-            self.weights[term] = float(idf[k]) if k is not None else rare
-        self.total = sum(self.weights.values())
-
-    def score(self, sentence: str) -> float:
-        if not self.total:
-            return 0.0
-        present = {t for t in self._analyzer(sentence) if " " not in t}
-        return sum(w for t, w in self.weights.items() if t in present) / self.total
-
-
-
-
-def _short_spans(text: str) -> list[tuple[int, int]]:
-    """The sentences of ``text``, long ones cut into windows of words."""
-    spans = []
-    for a, b in split_sentences(text) or [(0, len(text))]:
-        words = [m.span() for m in re.finditer(r"\S+", text[a:b])]
-        if len(words) <= MAX_SENTENCE_WORDS:
-            spans.append((a, b))
-            continue
-        for k in range(0, len(words), SENTENCE_WINDOW_WORDS):
-            window = words[k:k + SENTENCE_WINDOW_WORDS]
-            spans.append((a + window[0][0], a + window[-1][1]))
-    return spans
-
-
-def _score_sentences(quote: str, index, rows: list[dict]) -> str:
-    """Mark the best sentence of each row (``sentence_start``/``sentence_end``/``sentence_score``);
-    returns the kind of score used: "meaning" or "key words"."""
-    spans = [_short_spans(row["text"]) for row in rows]
-    overlap = _KeyWordOverlap(index.vectorizer, quote)
-    scores = [np.array([overlap.score(row["text"][a:b]) for a, b in row_spans]) for row, row_spans in
-              zip(rows, spans, strict=False)]
-    kind = "key words"
-    if getattr(index, "embeddings", None) is not None:
-        try:
-            from rag_core.models.loading import load_bi_encoder
-
-            model = load_bi_encoder(index.embedding_model)
-            chosen = [np.argsort(-row_scores, kind="stable")[:SENTENCES_PER_PASSAGE] for row_scores in scores]
-            texts = [row["text"][row_spans[k][0]:row_spans[k][1]] for row, row_spans, picks in
-                     zip(rows, spans, chosen, strict=False) for k in picks]
-            # the statement rides in the same batch as the sentences: one pass through the model
-            vectors = _sentence_vectors(model, index.embedding_model, [quote, *texts])
-            meaning = vectors[1:] @ vectors[0]
-            pos = 0
-            for n, picks in enumerate(chosen):
-                row_meaning = np.full(len(spans[n]), -np.inf, dtype=np.float32)
-                row_meaning[picks] = meaning[pos:pos + len(picks)]
-                pos += len(picks)
-                scores[n] = row_meaning
-            kind = "meaning"
-        except (ImportError, OSError, ValueError, RuntimeError):
-            pass
-    from rag_core.text.chunking import page_at
-
-    owners = _owners(document_texts(index.chunks))
-    for row, row_spans, row_scores in zip(rows, spans, scores, strict=False):
-        best = int(np.argmax(row_scores))
-        a, b = row_spans[best]
-        chunk = index.chunks[row["chunk_index"]]
-        row.update(sentence_start=a, sentence_end=b, sentence=row["text"][a:b],
-                   sentence_score=round(float(row_scores[best]), 4), sentence_score_kind=kind,
-                   sentence_page=page_at(chunk, a), sentence_page_label=None)
-        offset = chunk.get("start")
-        doc = owners.get(row["chunk_index"])
-        if isinstance(offset, int) and not isinstance(offset, bool) and doc is not None:
-            segments = doc.segments(offset + a, offset + b)  # the sentence on its page(s), for marking
-            page, label = doc.page_at(offset + a)
-            row.update(sentence_doc_start=offset + a, sentence_doc_end=offset + b, sentence_pages=segments,
-                       sentence_page=page if page is not None else row["sentence_page"], sentence_page_label=label)
-    return kind
 
 
 # --------------------------------------------------------------------------- verify
@@ -614,8 +479,32 @@ def verify_quote(
     ``sources`` limits the search to those documents; ``cited_sources`` are the documents the
     statement cites (checked first; evidence found only elsewhere sets ``misattributed``).
     ``meaning=False`` skips the look for passages close in meaning (verdicts then stop at
-    near_verbatim / not_found).
+    near_verbatim / not_found). Every check also says whether the source means what the
+    statement says (``meaning``, ``meaning_cues``).
     """
+    result, ranked = _verify(quote, index, sources=sources, context=context, max_hits=max_hits,
+                             n_closest=n_closest, cross_encoder_model=cross_encoder_model,
+                             cited_sources=cited_sources, meaning=meaning)
+    found = meaning_of_verdict(result.verdict, result.quote, best=result.best, closest=ranked)
+    result.meaning, result.meaning_cues, result.meaning_note = found.meaning, found.cues, found.note
+    result.meaning_sentence = found.sentence_row
+    return result
+
+
+def _verify(
+    quote: str,
+    index,
+    *,
+    sources: Collection[str] | None = None,
+    context: int = 300,
+    max_hits: int = 10,
+    n_closest: int = 5,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    cited_sources: Collection[str] | None = None,
+    meaning: bool = True,
+) -> tuple[CitationCheck, list[dict]]:
+    """:func:`verify_quote` without the meaning layer: the check, and the closest passages
+    in order of their best sentence (all of them, however many the check keeps)."""
     quote = check_query(quote)
     where = _where(sources)
     cited = [s for s in dict.fromkeys(cited_sources or []) if sources is None or s in set(sources)]
@@ -648,7 +537,7 @@ def verify_quote(
         result.message = f"Found word for word{how} {where}: {first['source']}{_page_text(first)} ({places})."
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
-        return result
+        return result, []
 
     # 2. near verbatim: the closest wording, in the cited documents first
     best = None
@@ -673,13 +562,14 @@ def verify_quote(
         )
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
-        return result
+        return result, []
 
     # 3. related: passages close in meaning, with their best sentence
     if not meaning:
         result.message = f"Not found word for word {where}, and no passage has close wording."
-        return result
+        return result, []
     pool = list(dict.fromkeys([*(sources or [])])) or None
+    ranked: list[dict] = []
     # The verdict reads the best sentences of MEANING_PASSAGES passages, however many are shown.
     closest = search(quote, index, top=max(n_closest, MEANING_PASSAGES), rerank=True,
                      cross_encoder_model=cross_encoder_model, sources=pool)
@@ -688,8 +578,9 @@ def verify_quote(
         closest = closest + [row for row in extra if row["chunk_index"] not in {r["chunk_index"] for r in closest}]
     result.reranker_detail = closest[0].get("reranker_detail") if closest else None
     if closest:
-        kind = _score_sentences(quote, index, closest)
+        kind = score_sentences(quote, index, closest)
         closest.sort(key=lambda row: -row["sentence_score"])
+        ranked = list(closest)
         shown = closest[:n_closest]
         if cited and len(shown) > 1 and not any(row["source"] in cited for row in shown):  # the cited one stays in view
             shown = [*shown[:-1], next((r for r in closest if r["source"] in cited), shown[-1])]
@@ -718,4 +609,4 @@ def verify_quote(
             f"Not found word for word {where}, nor with close wording, and no passage is close in meaning. "
             "The closest passages are below for you to judge."
         )
-    return result
+    return result, ranked

@@ -21,17 +21,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 
 from rag_core.citations.manuscript import Reference, Statement, parse_citations
+from rag_core.citations.report import by_severity, cues_text
 from rag_core.citations.verdicts import VERDICTS
 from rag_core.output.render import literal_html, page_label, snippet
 from rag_core.text.folding import normalize_for_matching
 
 __all__ = [
+    "MEANING_TEXTS",
     "MISATTRIBUTED",
     "VERDICTS",
     "VERDICT_MEANINGS",
+    "cues_html",
     "evidence_target",
     "folding_text",
     "match_spans",
+    "meaning_lead",
     "pasted_kind",
     "place_page",
     "report_file_stem",
@@ -52,13 +56,28 @@ VERDICT_MEANINGS = {
                 "(once line breaks, ligatures, hyphens, quote marks and case are folded, when that was needed).",
     "near_verbatim": "Nearly word for word: the closest passage differs by a few words, shown below. "
                      "Check which wording is right before you quote it.",
-    "related": "Not in these words, but passages close in meaning exist; their best sentence is marked. "
-               "The score says they are about the same thing, not that they support the statement: read them "
-               "and judge.",
+    "related": "Close in meaning, not confirmed: read the passage. Not in these words, but passages about the "
+               "same thing exist; their best sentence is marked. The score says they are about the same thing, "
+               "not that they support the statement.",
     "not_found": "Not found: neither these words nor a passage close in meaning is in the collection. "
                  "The closest passages are shown for you to read.",
 }
 MISATTRIBUTED = "found, but in a different document than the one cited"
+# How the Verify page names a check's meaning (its lead, and the kind of note it is shown in).
+# A paraphrase with no conflict is not confirmed: it is said as such, never in green.
+MEANING_TEXTS = {
+    "changed": ("Meaning changed", "error"),
+    "same": ("Meaning holds", "info"),
+    "unclear": ("Meaning unclear", "info"),
+}
+
+
+def meaning_lead(check: Mapping) -> tuple[str, str]:
+    """The lead and the kind of note of a check's meaning on the Verify page."""
+    meaning = check.get("meaning") or "unclear"
+    if meaning == "same" and check.get("verdict") in ("related", "not_found"):
+        return "No conflict found", "info"
+    return MEANING_TEXTS.get(meaning, MEANING_TEXTS["unclear"])
 
 _QUOTE_KINDS = ("quote", "claim")
 
@@ -77,10 +96,13 @@ def verdict_counts(rows: Iterable[Mapping]) -> dict[str, int]:
 
 
 def verdict_summary(rows: Sequence[Mapping]) -> str:
-    """ "31 statements: 18 verbatim · 5 near_verbatim · 3 related · 5 not_found · 2 misattributed"."""
+    """ "31 statements: 18 verbatim · 5 near_verbatim · 3 related · 5 not_found · 2 misattributed ·
+    4 meaning changed"."""
     counts = verdict_counts(rows)
     misattributed = sum(1 for row in rows if row.get("misattributed"))
-    parts = [f"{n} {verdict}" for verdict, n in counts.items()] + [f"{misattributed} misattributed"]
+    changed = sum(1 for row in rows if row.get("meaning") == "changed")
+    parts = [f"{n} {verdict}" for verdict, n in counts.items()] + [f"{misattributed} misattributed",
+                                                                    f"{changed} meaning changed"]
     return f"{len(rows)} statement{'s' if len(rows) != 1 else ''}: " + " · ".join(parts)
 
 
@@ -214,13 +236,16 @@ def statements_from_records(records: Iterable[Mapping], *, originals: Sequence[S
 
 
 def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = None) -> list[dict]:
-    """The rows of the report table: number, statement, verdict, document (short title, else
-    file name), physical page, printed page label (when the PDF has one), similarity, changed
-    words, cited, misattributed.
+    """The rows of the report table, most severe first (:func:`rag_core.citations.report.by_severity`:
+    meaning changed, not found, misattributed, related, near verbatim, verbatim): number (the
+    statement's place in the manuscript), statement, verdict, meaning, its cues, document (short
+    title, else file name), physical page, printed page label (when the PDF has one), similarity,
+    changed words, cited, misattributed.
     A ``not_found`` row names no document: its closest passage is not evidence."""
     titles = titles or {}
     records = []
-    for n, row in enumerate(rows, start=1):
+    for position in by_severity(rows):
+        n, row = position + 1, rows[position]
         # a not_found row's document is only the closest passage's: left out of the table
         source = row.get("source") if row.get("verdict") != "not_found" else None
         has_page = bool(source and row.get("page"))
@@ -228,6 +253,8 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
             "#": n,
             "statement": row.get("statement") or "",
             "verdict": row.get("verdict") or "",
+            "meaning": row.get("meaning") or "",
+            "meaning cues": cues_text(row.get("meaning_cues")),
             "document": (titles.get(source) or source or "") if source else "",
             "page": row.get("page") if has_page else None,
             "printed page": str(row.get("page_label") or "") if has_page else "",
@@ -240,8 +267,24 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
 
 
 def statement_option(n: int, row: Mapping) -> str:
-    """ "#3 · near_verbatim · However, building the FAISS index…" (a choice in a select box)."""
-    return f"#{n} · {row.get('verdict')} · {snippet(str(row.get('statement') or ''), chars=70)}"
+    """ "#3 · near_verbatim · meaning changed · However, building the FAISS index…" (a choice in a select box)."""
+    meaning = " · meaning changed" if row.get("meaning") == "changed" else ""
+    return f"#{n} · {row.get('verdict')}{meaning} · {snippet(str(row.get('statement') or ''), chars=70)}"
+
+
+def cues_html(cues: Sequence[Mapping] | None) -> str:
+    """The meaning cues side by side, as literal HTML: one row a cue, its kind, the statement's
+    words and the source's words ("claim: *does not improve* · source: *improves … substantially*")."""
+    rows = []
+    for cue in cues or []:
+        claim = literal_html(cue.get("claim") or "") or '<span class="rc-cue-none">(left out)</span>'
+        source = literal_html(cue.get("source") or "") or '<span class="rc-cue-none">(nothing)</span>'
+        low = " rc-cue-low" if cue.get("severity") == "low" else ""
+        rows.append(f'<tr class="rc-cue{low}"><th>{literal_html(cue.get("kind") or "")}</th>'
+                    f"<td>claim: <em>{claim}</em></td><td>source: <em>{source}</em></td></tr>")
+    if not rows:
+        return ""
+    return '<table class="rc-cues" data-testid="rc-meaning-cues"><tbody>' + "".join(rows) + "</tbody></table>"
 
 
 def report_file_stem(name: str | None) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["fold_text", "normalize_for_matching"]
+__all__ = ["fold_characters", "fold_text", "normalize_for_matching"]
 
 # Characters folded before Unicode compatibility normalisation and case folding.
 _SPECIAL_FOLDS = {
@@ -84,6 +84,18 @@ def fold_text(text: str) -> str:
     if not _needs_structure(folded):
         return folded
     return _STRUCTURE.sub(lambda m: _structural_replacement(folded, m.start(), m.end()), folded)
+
+
+def fold_characters(text: str) -> tuple[str, list[int]]:
+    """The character pass of :func:`normalize_for_matching` alone: quotes, dashes, ligatures,
+    case and invisible characters folded, hyphens and white space left where they are (a word
+    reader decides what a hyphen joins); with, for each folded character, its original index."""
+    if text.isascii():
+        return text.translate(_FOLD_TABLE), list(range(len(text)))
+    table = _FOLD_TABLE
+    pieces = [table[ord(c)] for c in text]
+    origin = [i for i, piece in enumerate(pieces) for _ in piece]
+    return "".join(pieces), origin
 
 
 def normalize_for_matching(text: str) -> tuple[str, list[int]]:

@@ -392,9 +392,13 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     # the report: its columns, the first rows' verdicts as shown, a row's evidence on its marked page
     report = page.locator('[data-testid="stDataFrame"]').nth(1)
     report.scroll_into_view_if_needed()
-    wait_for_headers(page, report, ("#", "statement", "verdict", "document", "page", "printed page", "similarity",
-                                    "changed words", "cited", "misattributed"))
+    wait_for_headers(page, report, ("#", "statement", "verdict", "meaning", "meaning cues", "document", "page",
+                                    "printed page", "similarity", "changed words", "cited", "misattributed"))
     evidence = page.locator('[class*="st-key-ms_evidence_"]')
+    pick = page.get_by_label("Evidence of statement")
+    # the most severe statement's evidence comes first
+    expect(pick).to_have_value(re.compile(r"^#\d+ · \w+ · meaning changed"))
+    choose(page, pick, "#1 ")
     expect(evidence.get_by_text("Statement #1", exact=False).first).to_be_visible()
     image = evidence.locator('[data-testid="stImage"] img').first
     expect(image).to_be_visible(timeout=60_000)
@@ -402,7 +406,6 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     shot_element(page, evidence, "e2e-12-evidence-verbatim")
 
     # a quote that crosses a page: both pages, each marked
-    pick = page.get_by_label("Evidence of statement")
     choose(page, pick, "#16 ")
     expect(evidence.get_by_text("Statement #16")).to_be_visible(timeout=30_000)
     expect(evidence.get_by_text("The passage runs over 2 pages: each is shown.")).to_be_visible(timeout=60_000)
@@ -430,7 +433,7 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     box = report.bounding_box()
     # the header is drawn on a canvas: the similarity column starts after the tick box and the
     # columns before it (their widths are set in pages/verify.py)
-    before = 40 + 370 + 112 + 210 + 56 + 76  # "#", statement, verdict, document, page, printed page
+    before = 40 + 290 + 104 + 72 + 190 + 170 + 50 + 70  # "#" ... printed page
     page.mouse.click(box["x"] + TICK_WIDTH + before + 30, box["y"] + 18)
     page.wait_for_timeout(800)
     page.mouse.click(box["x"] + 16, box["y"] + 36 + 80 // 2)  # the first row's tick box

@@ -132,18 +132,43 @@ def test_near_verbatim_shows_the_changed_words(built_data_dir, monkeypatch):
     [near] = notes(at, "warning")
     assert near.startswith("⚠ near_verbatim — Not found word for word") and "8.5 → 2.5" in near
     assert "Changed words: 8.5 → 2.5" in shown(at)
+    assert notes(at, "error") == ["✕ Meaning changed — The changed words turn the statement around: a number."]
     assert re.search(r"Similarity 0\.9\d · Karpukhin et al\. 2020 · .*, p\. 7", shown(at))
     [diff] = [h.value for h in at.html if 'data-testid="rc-word-diff"' in h.value]
     assert '<del class="rc-del">8.5</del> <ins class="rc-ins">2.5</ins>' in diff
     assert "the document's words" in shown(at) and len(at.image) == 1
 
 
+def test_a_changed_meaning_is_shown_side_by_side(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "We find that adding a single BM25 negative passage does not improve the result substantially "
+                  "while adding two does not help further.")
+    assert notes(at, "warning")[0].startswith("⚠ near_verbatim")
+    [changed] = notes(at, "error")
+    assert changed.startswith("✕ Meaning changed — The changed words turn the statement around: a negation")
+    [cues] = [h.value for h in at.html if 'data-testid="rc-meaning-cues"' in h.value]
+    assert "<th>negation</th>" in cues and "claim: <em>does not improve</em>" in cues
+    assert "source: <em>improves</em>" in cues
+    # a paraphrase that says the opposite: related, and the meaning changed on the sentence it aligns with
+    check_one(at, "DPR was worse than BM25 on every dataset except SQuAD.")
+    [related] = notes(at, "info")
+    assert related.startswith("related — ")
+    assert "Close in meaning, not confirmed: read the passage." in shown(at)
+    [changed] = notes(at, "error")
+    assert changed.startswith("✕ Meaning changed — The closest sentence says otherwise: a direction conflicts.")
+    [cues] = [h.value for h in at.html if 'data-testid="rc-meaning-cues"' in h.value]
+    assert "claim: <em>worse</em>" in cues and "source: <em>better</em>" in cues
+    assert "Compared with: With the exception of SQuAD, DPR performs consistently better than BM25" in shown(at)
+
+
 def test_related_marks_the_best_sentence_and_says_what_the_score_means(built_data_dir, monkeypatch):
     at = start(built_data_dir, monkeypatch, PAGE)
     check_one(at, "Indexing twenty-one million passage vectors with FAISS took about eight and a half hours on one "
                   "server.")
-    [related] = notes(at, "info")
+    related, meaning = notes(at, "info")
     assert related.startswith("related — Not found word for word") and "read them to judge" in related
+    assert meaning.startswith("No conflict found — No negation, number, direction or quantifier") and \
+        "not confirmation" in meaning
     assert "Passages close in meaning" in [s.value for s in at.subheader]
     assert f"{RELATED_MIN_MEANING:.2f} or more counts as related" in shown(at) and "read it and judge" in shown(at)
     assert re.search(r"Best sentence \(marked\): meaning 0\.\d\d", shown(at))
@@ -183,14 +208,24 @@ def test_a_manuscript_checked_reported_and_exported(built_data_dir, monkeypatch,
     assert at.button(key="ms_run").label == "Check 7 statements"
     run_check(at)
     table = report(at)
-    assert list(table.columns) == ["#", "statement", "verdict", "document", "page", "printed page", "similarity",
-                                   "changed words", "cited", "misattributed"]
+    assert list(table.columns) == ["#", "statement", "verdict", "meaning", "meaning cues", "document", "page",
+                                   "printed page", "similarity", "changed words", "cited", "misattributed"]
+    # most severe first: the changed number, the two not found, the misattributed quote, related, verbatim
+    assert list(table["#"]) == [2, 4, 7, 5, 3, 1, 6]
+    table = table.set_index("#").sort_index()  # back in the manuscript's order
     assert list(table["verdict"]) == SMALL_VERDICTS
-    assert list(table["page"][:2]) == [1, 7] and table["changed words"][1] == "8.5 → 2.5"
-    assert table["misattributed"][4] == "found, but in a different document than the one cited"
+    assert list(table["meaning"]) == ["same", "changed", "same", "unclear", "same", "same", "unclear"]
+    assert table["meaning cues"][2] == "number: claim “2.5 hours” · source “8.5 hours”"
+    assert list(table["page"][:2]) == [1, 7] and table["changed words"][2] == "8.5 → 2.5"
+    assert table["misattributed"][5] == "found, but in a different document than the one cited"
     assert (table["misattributed"].str.len() > 0).sum() == 1
-    assert table["document"][3] == "", "a not_found row names no document"
-    assert "7 statements: 3 verbatim · 1 near_verbatim · 1 related · 2 not_found · 1 misattributed" in shown(at)
+    assert table["document"][4] == "", "a not_found row names no document"
+    assert "7 statements: 3 verbatim · 1 near_verbatim · 1 related · 2 not_found · 1 misattributed · " \
+           "1 meaning changed" in shown(at)
+    # the evidence shown first is the most severe statement's: the changed number, side by side
+    assert at.selectbox(key="verify_report_pick").value.startswith("#2 · near_verbatim · meaning changed")
+    [cues] = [h.value for h in at.html if 'data-testid="rc-meaning-cues"' in h.value]
+    assert "claim: <em>2.5 hours</em>" in cues and "source: <em>8.5 hours</em>" in cues
 
     # the evidence of a row: the misattributed quote, flagged, its passage marked on the page
     at.selectbox(key="verify_report_pick").set_value(at.selectbox(key="verify_report_pick").options[4]).run()
@@ -207,9 +242,13 @@ def test_a_manuscript_checked_reported_and_exported(built_data_dir, monkeypatch,
     assert data.startswith(b"\xef\xbb\xbf")
     rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
     assert [r["verdict"] for r in rows] == SMALL_VERDICTS
+    assert rows[1]["meaning"] == "changed" and rows[1]["meaning_cues"].startswith("number: claim")
     assert rows[6]["statement"].startswith("'=HYPERLINK(")
-    assert [r["verdict"] for r in json.loads(downloads[f"{stem}.json"])] == SMALL_VERDICTS
+    exported = json.loads(downloads[f"{stem}.json"])
+    assert [r["verdict"] for r in exported] == SMALL_VERDICTS
+    assert exported[1]["meaning_cues"][0]["kind"] == "number"
     report_html = downloads[f"{stem}.html"].decode("utf-8")
+    assert "Meaning changed" in report_html and report_html.index("2.5 hours") < report_html.index("Lucene-BM25")
     assert "<script" not in report_html and f"<img src=http://{BEACON}" not in report_html
     assert f"&lt;img src=http://{BEACON}/y&gt;" in report_html
 
@@ -230,8 +269,9 @@ def test_the_page_and_the_command_line_give_the_same_verdicts(built_data_dir, mo
     assert_clean(at)
     assert "7 checkable statements in draft.txt" in shown(at)
     run_check(at)
-    table = report(at)
+    table = report(at).set_index("#").sort_index()
     assert [row["verdict"] for row in cli] == list(table["verdict"]) == SMALL_VERDICTS
+    assert [row["meaning"] for row in cli] == list(table["meaning"])
     assert [bool(row["misattributed"]) for row in cli] == list(table["misattributed"].str.len() > 0)
     found = [row for row in cli if row["verdict"] != "not_found"]
     assert [row["page"] for row in found] == list(table["page"][table["verdict"] != "not_found"])
@@ -253,7 +293,7 @@ def test_edits_to_the_list_are_what_gets_checked(built_data_dir, monkeypatch):
     assert_clean(at)
     assert at.button(key="ms_run").label == "Check 5 statements"
     run_check(at)
-    table = report(at)
+    table = report(at).set_index("#").sort_index().reset_index()
     assert list(table["verdict"]) == ["verbatim"] * 5
     assert table["statement"][4] == "BERT is conceptually simple and empirically powerful."
     assert table["cited"][4] == "(Karpukhin et al., 2020)" and table["misattributed"][4] != ""

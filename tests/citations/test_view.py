@@ -9,9 +9,11 @@ from rag_core.citations.view import (
     MISATTRIBUTED,
     VERDICT_MEANINGS,
     VERDICTS,
+    cues_html,
     evidence_target,
     folding_text,
     match_spans,
+    meaning_lead,
     pasted_kind,
     place_page,
     report_file_stem,
@@ -41,7 +43,8 @@ References
 def test_every_verdict_has_a_meaning():
     assert VERDICTS == ("verbatim", "near_verbatim", "related", "not_found")
     assert set(VERDICT_MEANINGS) == set(VERDICTS)
-    assert "judge" in VERDICT_MEANINGS["related"]
+    assert VERDICT_MEANINGS["related"].startswith("Close in meaning, not confirmed: read the passage.")
+    assert "support" not in VERDICT_MEANINGS["related"].replace("not that they support", "")
 
 
 # ------------------------------------------------------------------ word diff
@@ -120,18 +123,42 @@ ROWS = [
 
 def test_report_records():
     records = report_records(ROWS, {"a.pdf": "Gao et al. 2017 \u00b7 Wormholes"})
-    assert records[0] == {"#": 1, "statement": "=SUM(A1)", "verdict": "verbatim", "document": "Gao et al. 2017 \u00b7 "
-                          "Wormholes", "page": 3, "printed page": "117", "similarity": 1.0, "changed words": "",
-                          "cited": "[1]", "misattributed": MISATTRIBUTED}
-    assert records[1]["document"] == "b.pdf" and records[1]["changed words"] == "8.5 \u2192 2.5"
-    assert records[1]["printed page"] == "" and records[1]["misattributed"] == ""
-    assert records[2]["document"] == "" and records[2]["page"] is None  # a closest passage is not evidence
+    assert [r["#"] for r in records] == [3, 1, 2]  # not found, misattributed, near verbatim
+    assert records[1] == {"#": 1, "statement": "=SUM(A1)", "verdict": "verbatim", "meaning": "",
+                          "meaning cues": "", "document": "Gao et al. 2017 \u00b7 Wormholes", "page": 3,
+                          "printed page": "117", "similarity": 1.0, "changed words": "", "cited": "[1]",
+                          "misattributed": MISATTRIBUTED}
+    assert records[2]["document"] == "b.pdf" and records[2]["changed words"] == "8.5 \u2192 2.5"
+    assert records[2]["printed page"] == "" and records[2]["misattributed"] == ""
+    assert records[0]["document"] == "" and records[0]["page"] is None  # a closest passage is not evidence
+    changed = [dict(ROWS[0]), {**ROWS[1], "meaning": "changed", "meaning_cues": [
+        {"kind": "number", "claim": "2.5", "source": "8.5", "severity": "high"}]}, dict(ROWS[2])]
+    records = report_records(changed)
+    assert [r["#"] for r in records] == [2, 3, 1]  # the changed meaning comes first
+    assert records[0]["meaning"] == "changed" and records[0]["meaning cues"] == \
+        "number: claim \u201c2.5\u201d \u00b7 source \u201c8.5\u201d"
+
+
+def test_meaning_lead_and_cues_side_by_side():
+    assert meaning_lead({"verdict": "near_verbatim", "meaning": "changed"}) == ("Meaning changed", "error")
+    assert meaning_lead({"verdict": "near_verbatim", "meaning": "same"}) == ("Meaning holds", "info")
+    assert meaning_lead({"verdict": "related", "meaning": "same"}) == ("No conflict found", "info")  # never green
+    assert meaning_lead({"verdict": "related", "meaning": "unclear"}) == ("Meaning unclear", "info")
+    html = cues_html([{"kind": "negation", "claim": "does <b>not</b> improve", "source": "improves \u2026 "
+                       "substantially", "severity": "high"},
+                      {"kind": "hedge", "claim": "shows", "source": "", "severity": "low"}])
+    assert "<b>not" not in html and "does &lt;b&gt;not&lt;/b&gt; improve" in html
+    assert "<th>negation</th><td>claim: <em>does" in html and "source: <em>improves \u2026 substantially</em>" in html
+    assert 'class="rc-cue rc-cue-low"' in html and "(nothing)" in html
+    assert cues_html([]) == ""
 
 
 def test_counts_summary_and_options():
     assert verdict_counts(ROWS) == {"verbatim": 1, "near_verbatim": 1, "related": 0, "not_found": 1}
     assert verdict_summary(ROWS) == "3 statements: 1 verbatim \u00b7 1 near_verbatim \u00b7 0 related \u00b7 " \
-                                    "1 not_found \u00b7 1 misattributed"
+                                    "1 not_found \u00b7 1 misattributed \u00b7 0 meaning changed"
+    assert statement_option(2, {**ROWS[1], "meaning": "changed"}) == "#2 \u00b7 near_verbatim \u00b7 meaning " \
+                                                                     "changed \u00b7 close"
     assert statement_option(2, ROWS[1]) == "#2 \u00b7 near_verbatim \u00b7 close"
 
 

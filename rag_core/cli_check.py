@@ -1,0 +1,133 @@
+"""``rag-core check COLLECTION MANUSCRIPT``: a manuscript's quotes and cited claims checked from a terminal.
+
+A table for a person (verdict, document and page, changed words, the meaning and its cues)
+or, with ``--json``, one object per statement; document and manuscript text is printed
+without control characters. The exit status is 0 whatever the verdicts, unless ``--fail-on``
+names outcomes (:data:`CHECK_OUTCOMES`): then :data:`EXIT_FLAGGED` when any statement has one,
+for use before submission (``--fail-on changed,not_found``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+from rag_core.cli import EXIT_OK, UsageError
+
+__all__ = ["CHECK_OUTCOMES", "EXIT_FLAGGED", "check_manuscript"]
+
+EXIT_FLAGGED = 3  # --fail-on: a statement has one of the outcomes named
+CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", "not_found", "misattributed")
+
+
+def check_manuscript(args, open_library) -> int:
+    """Check a manuscript's quotes and cited claims against a collection: exit 0 whatever the
+    verdicts, or EXIT_FLAGGED (3) when ``--fail-on`` names an outcome some statement has."""
+    from rag_core.citations.manuscript import (
+        ManuscriptError,
+        check_statements,
+        manuscript_from_text,
+        printable,
+        read_manuscript,
+    )
+    from rag_core.citations.report import cues_text
+
+    fail_on = _fail_on(args.fail_on)
+
+    try:
+        if args.file == "-":
+            manuscript = manuscript_from_text(sys.stdin.read(), name="standard input")
+        else:
+            manuscript = read_manuscript(args.file)
+    except ManuscriptError as exc:
+        raise UsageError(str(exc)) from None
+    library = open_library(args)
+    index = library.load_index(args.collection)
+    if index is None:
+        raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
+    statements = manuscript.statements()
+    show = not args.json and sys.stderr.isatty()
+    bar = None
+    if show and statements:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(statements), desc="checking", unit="statement", file=sys.stderr, leave=False)
+    try:
+        rows = check_statements(statements, index, documents=library.documents(args.collection), top=args.top,
+                                progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    flagged = [n for n, row in enumerate(rows, start=1) if _has_outcome(row, fail_on)]
+    code = EXIT_FLAGGED if flagged else EXIT_OK
+    if args.json:
+        payload = [_printable_data(row.to_dict()) for row in rows]
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        return code
+    if not rows:
+        print(f"No checkable statements in {printable(manuscript.name)}: no quoted passages and no sentences with a "
+              "citation marker ([12], (Author et al., 2019), Author et al. (2019), \\cite{...}).")
+        return EXIT_OK
+    for n, row in enumerate(rows, start=1):
+        where = printable(row.source or "-")
+        if row.page is not None:
+            where += f", p. {row.page}"
+            if row.page_label and str(row.page_label) != str(row.page):
+                where += f" (printed {printable(row.page_label)})"
+        similarity = "" if row.similarity is None else f"{row.similarity:.2f}"
+        print(f"#{n:<3} {row.verdict:13s} {similarity:>5s}  {where}")
+        statement = printable(row.statement)
+        print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
+        if row.diff:
+            print(f"     changed: {printable(row.diff)}")
+        if row.cited:
+            print(f"     cited: {printable(row.cited)}")
+        if row.misattributed:
+            print("     ! found, but in a different document than the one cited")
+        if row.meaning == "changed":
+            print(f"     ! meaning changed: {printable(cues_text(row.meaning_cues))}")
+        elif row.meaning_cues:
+            print(f"     meaning {row.meaning}: {printable(cues_text(row.meaning_cues))}")
+        elif row.verdict == "related":
+            print(f"     meaning {row.meaning}: close in meaning, not confirmed: read the passage")
+    counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
+    print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
+          f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
+    changed = sum(r.meaning == "changed" for r in rows)
+    print(f"Meaning changed (the source says otherwise): {changed} statement{'s' if changed != 1 else ''}.")
+    if flagged:
+        print(f"--fail-on {','.join(fail_on)}: statement{'s' if len(flagged) != 1 else ''} "
+              f"{', '.join(f'#{n}' for n in flagged)}.")
+    return code
+
+
+
+def _fail_on(text: str | None) -> list[str]:
+    """``--fail-on changed,not_found``: the outcomes that make ``rag-core check`` exit 3."""
+    if not text:
+        return []
+    outcomes = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [o for o in outcomes if o not in CHECK_OUTCOMES]
+    if unknown or not outcomes:
+        raise UsageError(f"--fail-on takes a comma-separated list of {', '.join(CHECK_OUTCOMES)}"
+                         + (f"; not {', '.join(unknown)}" if unknown else ""))
+    return outcomes
+
+
+def _has_outcome(row, outcomes: list[str]) -> bool:
+    return any(row.meaning == o if o in ("changed", "unclear") else
+               row.misattributed if o == "misattributed" else row.verdict == o for o in outcomes)
+
+
+def _printable_data(value):
+    """Text from documents and manuscripts, at any depth of a report, without control characters."""
+    from rag_core.citations.manuscript import printable
+
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {k: _printable_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable_data(v) for v in value]
+    return value

@@ -279,6 +279,8 @@ def cmd_check_store(args) -> int:
                 print(f"  problem: {_line(p)}")
             for p in r.repaired:
                 print(f"  repaired: {_line(p)}")
+            for action in r.actions:
+                print(f"  to fix: {_line(action)}")
         if any(not r.ok for r in reports) and not args.repair:
             print("Run again with --repair to fix what can be fixed.")
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FAILURE
@@ -588,16 +590,16 @@ def cmd_judgments(args) -> int:
     if args.action == "import":
         if not args.file:
             raise UsageError("give the file to read: a .csv (query, document, quote, grade) or a BEIR folder/zip")
-        report = import_judgments(library, args.collection, args.file)
+        report = import_judgments(library, args.collection, args.file)  # a file it cannot read: one line, exit 1
         if args.json:
             print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
         else:
             print(report.summary())
             for row, problem in report.problems:
-                print(f"  row {row}: {_line(problem)}")
+                print(f"  {_line(report.where(row))}: {_line(problem)}")
             for row, warning in report.warnings:
-                print(f"  row {row} (note): {_line(warning)}")
-        return EXIT_OK if report.imported or not report.rows else EXIT_FAILURE
+                print(f"  {_line(report.where(row))} (note): {_line(warning)}")
+        return EXIT_FAILURE if report.rejected or (report.rows and not report.imported) else EXIT_OK
     judgments = load_judgments(library, args.collection)  # list
     queries = judgments.queries()
     if args.json:

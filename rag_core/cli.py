@@ -480,9 +480,13 @@ def cmd_check(args) -> int:
         ManuscriptError,
         check_statements,
         manuscript_from_text,
-        printable,
         read_manuscript,
     )
+    from rag_core.citations.manuscript import printable as _printable
+    from rag_core.output.render import strip_escape_sequences
+
+    def printable(text):  # whole escape sequences go first, so no remnant such as "[2J" is left
+        return _printable(strip_escape_sequences(text) if isinstance(text, str) else text)
 
     try:
         if args.file == "-":

@@ -117,6 +117,8 @@ def cmd_ingest(args) -> int:
         if report.embedding is not None and not report.embedding.complete:
             print(f"Dense vectors: {report.embedding.done:,} of {report.embedding.total:,} chunks; "
                   f"`rag-core embed {collection}` computes the rest.")
+    if report.store_lost:
+        print(f"rag-core: note: {_line(report.store_lost)}", file=sys.stderr)
     usable = [f for f in report.files if f.status in ("ok", "duplicate")]
     return EXIT_OK if usable else EXIT_FAILURE
 
@@ -747,6 +749,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    # A database connection lost is reported once, as one line; the pool's own retries stay quiet.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -212,7 +212,7 @@ class FolderSideData:
                 self._rebuild_records(report)
             return
         if records is None:
-            if (self.path / HISTORY_DIR).is_dir() and any((self.path / HISTORY_DIR).iterdir()):
+            if any(_COPY_RE.fullmatch(p.name) for p in (self.path / HISTORY_DIR).rglob("g*.json")):
                 problem(f"{RECORDS_FILE}, the checksums of its side data, is missing")
                 if repair:
                     self._rebuild_records(report)

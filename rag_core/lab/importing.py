@@ -23,6 +23,7 @@ every field (query, place, grade, time, quote and its place, author): the round 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -59,7 +60,7 @@ REQUIRED_COLUMNS = ("query", "document", "grade")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 MAX_BY_CHARS = 40  # who judged ("app", "import", a name)
 _OFFSET = re.compile(r"\d{1,15}")  # a character offset: digits only (no sign, no exponent, no "inf")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
+_NONBLANK = re.compile(r"[^\n]+")
 _LATEST_TIME = 1e11  # seconds since 1970: the year 5138; later (or not finite) is not a time
 
 
@@ -158,50 +159,62 @@ def _time(row: dict, default: float) -> tuple[float, str | None]:
 # --------------------------------------------------------------------------- reading CSV
 
 
-def _decode(data: bytes) -> str:
+def _encoding(data: bytes) -> str:
+    """UTF-8 (with or without a byte-order mark), else Windows-1252, else Latin-1."""
     for encoding in ("utf-8-sig", "cp1252"):
         try:
-            return data.decode(encoding)
+            data.decode(encoding)
+            return encoding
         except UnicodeDecodeError:
             continue
-    return data.decode("latin-1")
+    return "latin-1"
 
 
 def csv_rows(data: bytes, *, label: str = "the file") -> Iterator[tuple[int, dict[str, str]]]:
     """``(row number, {lower-case column: cell})`` for each row of a spreadsheet CSV (row 1 is the
-    header; BOM, ``;`` or tab separators and Windows-1252 files are fine), read in one pass.
-    :class:`ImportFileError` for a file too large, without the needed columns, or with a row the
-    CSV reader cannot read (an over-long cell)."""
+    header; BOM, ``;`` or tab separators and Windows-1252 files are fine), read in one pass (the
+    text is decoded as it is read, so a file is never held twice). :class:`ImportFileError` for a
+    file too large, without the needed columns, or with a row the CSV reader cannot read (an
+    over-long cell)."""
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportFileError(f"{label}: is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; split it.")
-    text = _decode(data)
-    del data
-    first = text[:text.find("\n")] if "\n" in text else text
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding=_encoding(data), newline="")
+    first = stream.readline(MAX_IMPORT_CELL_CHARS)
     delimiter = max((",", ";", "\t"), key=first.count)
-    reader = csv.reader((m.group() for m in _LINE.finditer(text)), delimiter=delimiter)
-    row = 1  # the row being read
+    stream.seek(0)
+    reader = csv.reader(stream, delimiter=delimiter)
     try:
         header = next(reader, None)
-        if not header:
-            raise ImportFileError(f"{label}: is empty; it needs a header row with query, document, quote and "
-                                  "grade.")
-        names = [(name or "").strip().lower().lstrip("\ufeff") for name in header]
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
-        if missing or ("quote" not in names and "start" not in names):
-            raise ImportFileError(
-                f"{label}: the header has {', '.join(_shown(n, 40) for n in names[:20])}; it needs the columns "
-                "query, document, quote and grade (0 not relevant, 1 related, 2 relevant, 3 exactly what was "
-                "asked).")
-        row = 2
+    except csv.Error as exc:
+        raise ImportFileError(f"{label}, row 1: cannot be read as CSV ({_csv_detail(exc)}).") from None
+    if not header:
+        raise ImportFileError(f"{label}: is empty; it needs a header row with query, document, quote and grade.")
+    names = [(name or "").strip().lower().lstrip("\ufeff") for name in header]
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing or ("quote" not in names and "start" not in names):
+        raise ImportFileError(
+            f"{label}: the header has {', '.join(_shown(n, 40) for n in names[:20])}; it needs the columns "
+            "query, document, quote and grade (0 not relevant, 1 related, 2 relevant, 3 exactly what was asked).")
+    return _records(reader, names, label)
+
+
+def _records(reader, names: list[str], label: str) -> Iterator[tuple[int, dict[str, str]]]:
+    row = 2  # the row being read
+    try:
         for cells in reader:
-            yield row, {name: cell for name, cell in zip(names, cells, strict=False) if name}
+            if cells:
+                yield row, {name: cell for name, cell in zip(names, cells, strict=False) if name}
             row += 1
     except csv.Error as exc:
-        detail = str(exc)
-        if "field larger than field limit" in detail:
-            detail = f"a cell is longer than {MAX_IMPORT_CELL_CHARS:,} characters"
-        raise ImportFileError(f"{label}, row {row}: cannot be read as CSV ({detail}); nothing was imported.") \
-            from None
+        raise ImportFileError(f"{label}, row {row}: cannot be read as CSV ({_csv_detail(exc)}); nothing was "
+                              "imported.") from None
+
+
+def _csv_detail(exc: csv.Error) -> str:
+    detail = str(exc)
+    if "field larger than field limit" in detail:
+        return f"a cell is longer than {MAX_IMPORT_CELL_CHARS:,} characters"
+    return detail
 
 
 def parse_csv(data: bytes) -> list[dict]:
@@ -434,10 +447,7 @@ def _jsonl_queries(data: bytes, label: str) -> dict[str, str]:
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{label}: is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     queries: dict[str, str] = {}
-    for n, match in enumerate(_LINE.finditer(text), start=1):
-        line = match.group().strip()
-        if not line:
-            continue
+    for n, line in _lines(text):
         try:
             item = json.loads(line)
         except (ValueError, RecursionError) as exc:
@@ -454,6 +464,18 @@ def _jsonl_queries(data: bytes, label: str) -> dict[str, str]:
     return queries
 
 
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of each line that is not blank (blank lines are skipped at C speed,
+    however many there are)."""
+    number, last = 1, 0
+    for match in _NONBLANK.finditer(text):
+        number += text.count("\n", last, match.start())
+        last = match.start()
+        line = match.group().strip()
+        if line:
+            yield number, line
+
+
 def _qrel_lines(data: bytes, label: str) -> Iterator[tuple[int, list[str] | None]]:
     """``(line number, [query-id, corpus-id, score])`` of each qrel (None: a malformed line), from
     a BEIR (``qrels/test.tsv``, with its header) or TREC (``qrels.txt``) file."""
@@ -461,9 +483,9 @@ def _qrel_lines(data: bytes, label: str) -> Iterator[tuple[int, list[str] | None
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFileError(f"{label}: is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
-    for n, match in enumerate(_LINE.finditer(text), start=1):
-        parts = match.group().split()
-        if not parts or parts[0] == "query-id":
+    for n, line in _lines(text):
+        parts = line.split()
+        if parts[0] == "query-id":
             continue
         if len(parts) == 4:
             parts = [parts[0], parts[2], parts[3]]
@@ -504,17 +526,25 @@ def _beir_files(source: str | os.PathLike | bytes, label: str) -> tuple[bytes, b
         raise ImportFileError(str(exc)) from None
 
 
-def judgments_from_beir(source, index, documents, *, report: ImportReport | None = None, by: str = "import",
-                        label: str | None = None) -> tuple[list[Judgment], ImportReport]:
-    """Place each qrel of a BEIR folder or zip (bytes, or a path) on its passage of ``index``."""
-    report = report or ImportReport()
-    label = label or ("the zip file" if isinstance(source, (bytes, bytearray)) else str(source))
+def read_beir(source: str | os.PathLike | bytes, label: str) -> tuple[dict[str, str], Iterator, str]:
+    """The queries of a BEIR folder or zip, its qrels as ``(line number, fields)``, and how
+    messages name the qrels file; :class:`ImportFileError` when either cannot be read."""
     queries_data, qrels_data, queries_label, qrels_label = _beir_files(source, label)
     queries = _jsonl_queries(queries_data, queries_label)
+    return queries, _qrel_lines(qrels_data, qrels_label), qrels_label
+
+
+def judgments_from_beir(source, index, documents, *, report: ImportReport | None = None, by: str = "import",
+                        label: str | None = None, beir=None) -> tuple[list[Judgment], ImportReport]:
+    """Place each qrel of a BEIR folder or zip (bytes, or a path; or ``beir``, what
+    :func:`read_beir` read) on its passage of ``index``."""
+    report = report or ImportReport()
+    label = label or ("the zip file" if isinstance(source, (bytes, bytearray)) else str(source))
+    queries, qrels, qrels_label = beir if beir is not None else read_beir(source, label)
     report.file, report.unit = qrels_label, "line"
     placer = _Placer(index, documents, report, by)
     out = []
-    for n, parts in _qrel_lines(qrels_data, qrels_label):
+    for n, parts in qrels:
         report.rows += 1
         if parts is None:
             report.problem(n, "a qrel is query-id, corpus-id and score (or TREC's query-id 0 corpus-id score)")
@@ -564,10 +594,7 @@ def import_judgments(library, name: str, source: str | os.PathLike | bytes, *, k
         _kind_of(source, label)  # refuse what is not a regular file before opening it
     if kind not in ("csv", "beir"):
         raise ValueError(f"kind must be 'csv' or 'beir', got {kind!r}")
-    index = index if index is not None else library.load_index(name)
-    if index is None:
-        raise JudgmentError(f"Collection {name!r} has no documents yet: add the PDFs the judgments are about first.")
-    documents = library.documents(name)
+    # the file first (a file that cannot be read fails before the collection is loaded)
     if kind == "csv":
         if isinstance(source, (bytes, bytearray)):
             data = bytes(source)
@@ -576,10 +603,17 @@ def import_judgments(library, name: str, source: str | os.PathLike | bytes, *, k
                 data = read_regular_file(source, max_bytes=MAX_IMPORT_BYTES, label=label)
             except InputFileError as exc:
                 raise ImportFileError(str(exc)) from None
-        report = ImportReport(file=label)
-        records, report = judgments_from_rows(csv_rows(data, label=label), index, documents, report=report)
+        rows = csv_rows(data, label=label)
     else:
-        records, report = judgments_from_beir(source, index, documents, label=label)
+        beir = read_beir(source, label)
+    index = index if index is not None else library.load_index(name)
+    if index is None:
+        raise JudgmentError(f"Collection {name!r} has no documents yet: add the PDFs the judgments are about first.")
+    documents = library.documents(name)
+    if kind == "csv":
+        records, report = judgments_from_rows(rows, index, documents, report=ImportReport(file=label))
+    else:
+        records, report = judgments_from_beir(source, index, documents, label=label, beir=beir)
     if records:
         _, report.added, report.replaced = add_judgments(library, name, records)
     return report

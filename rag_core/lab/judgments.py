@@ -527,18 +527,21 @@ def commit_change(store, name: str, change: Callable[[Judgments], tuple]) -> tup
     The change is prepared outside the writer lock from the judgments as they are, and committed
     under the lock when no other writer committed meanwhile (it is prepared again under the lock
     when one did, or when the store cannot tell). Returns what ``change`` returned."""
+    from rag_core.collections.store.side_data import prepare_value
+
     store = _store(store)
+
+    def prepare():
+        result = change(load_judgments(store, name))
+        return result, (prepare_value(result[0].to_payload()) if len(result[0]) else None)
+
     token = store.data_token(name, DATA_KEY)
-    prepared = None
-    if token is not None:
-        prepared = change(load_judgments(store, name))
-        payload = prepared[0].to_payload() if len(prepared[0]) else None
+    prepared = prepare() if token is not None else None
     with store.writing(name):
         if prepared is None or store.data_token(name, DATA_KEY) != token:
-            prepared = change(load_judgments(store, name))
-            payload = prepared[0].to_payload() if len(prepared[0]) else None
-        store.write_data(name, DATA_KEY, payload)
-    return prepared
+            prepared = prepare()
+        store.write_data(name, DATA_KEY, prepared[1])  # serialised already: the lock is held for the write only
+    return prepared[0]
 
 
 def make_judgment(query: str, passages: Passages, chunk_index: int, grade: int, chunk_text: str = "", *,

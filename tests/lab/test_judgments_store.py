@@ -215,3 +215,15 @@ def test_a_change_is_prepared_outside_the_writer_lock(lab_library, monkeypatch):
     result = commit_change(lib, "papers", change)
     assert result[1] == "done" and calls == [0, 1]  # prepared again, under the lock, over the other's grade
     assert {j.query for j in load_judgments(lib, "papers")} == {"first", "committed meanwhile"}
+
+
+def test_a_postgres_row_written_again_with_the_same_value_is_not_damage(lab_on_store, store_kind):
+    """As after a restore from pg_dump: the row is new (another xmin), its value the same."""
+    if store_kind != "postgres":
+        pytest.skip("PostgreSQL only")
+    lib = lab_on_store
+    judged = _judge(lib)
+    with psycopg.connect(lib.store.url, autocommit=True) as conn:
+        conn.execute("UPDATE rag_core.side_data SET value = value, updated = updated + 1 WHERE key = 'judgments'")
+    assert load_judgments(lib, "papers").records() == judged
+    assert lib.check("papers").problems == []

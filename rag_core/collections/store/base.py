@@ -485,7 +485,8 @@ class CollectionStore(ABC):
     @abstractmethod
     def write_data(self, name: str, key: str, value) -> None:
         """Replace a JSON value atomically as a new generation (the caller holds :meth:`writing`);
-        ``None`` deletes it."""
+        ``None`` deletes it. ``value`` may be a
+        :class:`~rag_core.collections.store.side_data.PreparedValue`, serialised before the lock."""
 
     def data_token(self, name: str, key: str) -> str | None:
         """A value that changes whenever ``key``'s value does, so a writer can prepare a new value

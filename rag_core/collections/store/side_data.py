@@ -35,7 +35,30 @@ SIDE_DATA_FORMAT_VERSION = 1
 def canonical_bytes(value) -> bytes:
     """The bytes a value is stored and checksummed as: compact JSON, ASCII only (a lone surrogate
     or a NUL character is escaped), key order kept, NaN written as JSON's ``NaN``."""
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    return prepare_value(value).data
+
+
+@dataclass(frozen=True)
+class PreparedValue:
+    """A side-data value serialised once (its canonical bytes and their SHA-256), so that a writer
+    can do it before taking the writer lock: ``write_data`` takes one in place of the value."""
+
+    value: object
+    data: bytes
+    sha256: str
+    strict: bool  # standard JSON (no NaN or infinity): a backend may store the bytes as they are
+
+
+def prepare_value(value) -> PreparedValue:
+    """``value`` serialised for :meth:`CollectionStore.write_data` (a PreparedValue passes through)."""
+    if isinstance(value, PreparedValue):
+        return value
+    try:
+        text, strict = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False), True
+    except ValueError:
+        text, strict = json.dumps(value, ensure_ascii=True, separators=(",", ":")), False
+    data = text.encode("ascii")
+    return PreparedValue(value, data, sha256_hex(data), strict)
 
 
 def sha256_hex(data: bytes) -> str:

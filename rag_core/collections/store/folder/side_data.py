@@ -28,6 +28,7 @@ from rag_core.collections.store.side_data import (
     SIDE_DATA_FORMAT_VERSION,
     DataRecord,
     canonical_bytes,
+    prepare_value,
     sha256_hex,
     what,
 )
@@ -147,6 +148,7 @@ class FolderSideData:
 
     # ---------------------------------------------------------------- writing (writer lock held)
     def write(self, key: str, value) -> None:
+        """Commit ``value`` (or a :class:`PreparedValue`) as the key's next generation; None deletes it."""
         check_data_key(key)
         records = self.records()
         if records is None:
@@ -161,8 +163,8 @@ class FolderSideData:
             self.live_path(key).unlink(missing_ok=True)
             shutil.rmtree(self.history_dir(key), ignore_errors=True)
             return
-        data = canonical_bytes(value)
-        self._commit(records, key, DataRecord(generation, sha256_hex(data), len(data)), data)
+        prepared = prepare_value(value)
+        self._commit(records, key, DataRecord(generation, prepared.sha256, len(prepared.data)), prepared.data)
 
     def _commit(self, records: dict[str, DataRecord], key: str, record: DataRecord, data: bytes) -> None:
         copy = self.copy_path(key, record)

@@ -122,9 +122,13 @@ CREATE TABLE IF NOT EXISTS rag_core.side_data_log (
     sha256 text,
     data bytea,
     live_digest text,
+    live_xmin text,
     created double precision NOT NULL,
     PRIMARY KEY (collection_id, key, generation)
 );
+-- stored uncompressed: a million judgments (40 MB) are committed in half the time under the writer lock
+ALTER TABLE rag_core.side_data ALTER COLUMN value SET STORAGE EXTERNAL;
+ALTER TABLE rag_core.side_data_log ALTER COLUMN data SET STORAGE EXTERNAL;
 CREATE TABLE IF NOT EXISTS rag_core.embedding_progress (
     collection_id bigint PRIMARY KEY REFERENCES rag_core.collections(id) ON DELETE CASCADE,
     progress jsonb NOT NULL,

@@ -6,8 +6,10 @@ Tables::
     side_data       the live value of each key (jsonb), as earlier versions wrote and read it
     side_data_log   a row per kept generation of a key: its number, the SHA-256 of the value's
                     canonical bytes, those bytes (the copy), and the SHA-256 of the live row's
-                    value as PostgreSQL prints it (``value::text``); a deletion is a row without
-                    a value, so a deleted key is not taken for a lost one
+                    value as PostgreSQL prints it (``value::text``) with the live row's ``xmin``
+                    (a read that finds the row it wrote need not hash it; a row changed, or
+                    restored from a dump, is hashed); a deletion is a row without a value, so a
+                    deleted key is not taken for a lost one
 
 A write is one transaction (the live row, the generation's row, pruning the oldest copies), so
 there is no half-written state. A live row deleted, emptied or replaced by hand no longer matches
@@ -18,6 +20,7 @@ copy back.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import psycopg
@@ -25,7 +28,7 @@ import psycopg
 from rag_core.collections.store.base import CheckReport, damaged
 from rag_core.collections.store.postgres.codecs import dumps_for_pg, loads_from_pg
 from rag_core.collections.store.postgres.rows import CollectionRow
-from rag_core.collections.store.side_data import canonical_bytes, sha256_hex, what
+from rag_core.collections.store.side_data import canonical_bytes, prepare_value, sha256_hex, what
 from rag_core.settings import SIDE_DATA_GENERATIONS
 
 # The SHA-256 of a live row's value as PostgreSQL prints it (jsonb prints one way for one value).
@@ -40,6 +43,11 @@ def _newest(conn: psycopg.Connection, collection_id: int, key: str):
         "WHERE collection_id = %s AND key = %s ORDER BY generation DESC LIMIT 1", (collection_id, key)).fetchone()
 
 
+def _newest_generation(conn: psycopg.Connection, collection_id: int, key: str) -> int | None:
+    return conn.execute("SELECT max(generation) FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s",
+                        (collection_id, key)).fetchone()[0]
+
+
 def _live(conn: psycopg.Connection, collection_id: int, key: str):
     """``(value, digest, printed value if short)`` of the live row, or None."""
     return conn.execute(
@@ -49,14 +57,17 @@ def _live(conn: psycopg.Connection, collection_id: int, key: str):
 
 def read(conn: psycopg.Connection, row: CollectionRow, key: str):
     """The committed value of ``key`` (None when there is none); ``conn`` in one snapshot."""
-    newest = _newest(conn, row.id, key)
-    live = _live(conn, row.id, key)
+    newest = conn.execute(
+        "SELECT generation, sha256, live_digest, live_xmin FROM rag_core.side_data_log WHERE collection_id = %s "
+        "AND key = %s ORDER BY generation DESC LIMIT 1", (row.id, key)).fetchone()
+    live = conn.execute("SELECT value, xmin::text FROM rag_core.side_data WHERE collection_id = %s AND key = %s",
+                        (row.id, key)).fetchone()
     if newest is None:  # written before records existed: read as it is
         return None if live is None else loads_from_pg(live[0])
-    generation, sha, live_digest, _ = newest
+    generation, sha, live_digest, live_xmin = newest
     if sha is None:
         return None
-    if live is not None and live[1] == live_digest:
+    if live is not None and (live[1] == live_xmin or _live(conn, row.id, key)[1] == live_digest):
         return loads_from_pg(live[0])
     data = _copy(conn, row.id, key, generation)
     if data is not None and sha256_hex(data) == sha:
@@ -72,8 +83,8 @@ def _copy(conn: psycopg.Connection, collection_id: int, key: str, generation: in
 
 
 def token(conn: psycopg.Connection, row: CollectionRow, key: str) -> str | None:
-    newest = _newest(conn, row.id, key)
-    return None if newest is None else f"g{newest[0]}"
+    newest = _newest_generation(conn, row.id, key)
+    return None if newest is None else f"g{newest}"
 
 
 def keys(conn: psycopg.Connection, row: CollectionRow) -> list[str]:
@@ -91,8 +102,8 @@ def write(conn: psycopg.Connection, row: CollectionRow, key: str, value) -> None
     """One transaction: the live row and a new generation (the caller holds the writer lock)."""
     with conn.transaction():
         _adopt(conn, row)
-        newest = _newest(conn, row.id, key)
-        generation = (newest[0] if newest else 0) + 1
+        newest = _newest_generation(conn, row.id, key)
+        generation = (newest or 0) + 1
         if value is None:
             conn.execute("DELETE FROM rag_core.side_data WHERE collection_id = %s AND key = %s", (row.id, key))
             conn.execute("DELETE FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s", (row.id, key))
@@ -100,18 +111,26 @@ def write(conn: psycopg.Connection, row: CollectionRow, key: str, value) -> None
                 conn.execute("INSERT INTO rag_core.side_data_log (collection_id, key, generation, created) "
                              "VALUES (%s, %s, %s, %s)", (row.id, key, generation, time.time()))
             return
-        _commit(conn, row.id, key, generation, value, canonical_bytes(value))
+        prepared = prepare_value(value)
+        _commit(conn, row.id, key, generation, prepared.value, prepared.data, strict=prepared.strict)
 
 
-def _commit(conn: psycopg.Connection, collection_id: int, key: str, generation: int, value, data: bytes) -> None:
+# Escapes jsonb refuses (NUL) or may (a surrogate half): a value holding one is stored escaped.
+_JSONB_UNSAFE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _commit(conn: psycopg.Connection, collection_id: int, key: str, generation: int, value, data: bytes, *,
+            strict: bool = False) -> None:
     now = time.time()
+    # the canonical bytes serve as jsonb text when jsonb takes them as they are (no second serialisation)
+    text = data.decode("ascii") if strict and not _JSONB_UNSAFE.search(data) else dumps_for_pg(value)
     conn.execute(
         "INSERT INTO rag_core.side_data (collection_id, key, value, updated) VALUES (%s, %s, %s::jsonb, %s) "
         "ON CONFLICT (collection_id, key) DO UPDATE SET value = EXCLUDED.value, updated = EXCLUDED.updated",
-        (collection_id, key, dumps_for_pg(value), now))
+        (collection_id, key, text, now))
     conn.execute(
-        "INSERT INTO rag_core.side_data_log (collection_id, key, generation, sha256, data, live_digest, created) "
-        f"SELECT %s, %s, %s, %s, %s, {_LIVE_DIGEST}, %s FROM rag_core.side_data s "
+        "INSERT INTO rag_core.side_data_log (collection_id, key, generation, sha256, data, live_digest, live_xmin, "
+        f"created) SELECT %s, %s, %s, %s, %s, {_LIVE_DIGEST}, s.xmin::text, %s FROM rag_core.side_data s "
         "WHERE s.collection_id = %s AND s.key = %s",
         (collection_id, key, generation, sha256_hex(data), data, now, collection_id, key))
     conn.execute("DELETE FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s AND generation <= %s",

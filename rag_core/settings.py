@@ -279,6 +279,10 @@ PG_INDEX_CACHE_ENTRIES = 4
 # A commit that writes at least this many chunk rows refreshes the planner's statistics at once
 # (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
 PG_ANALYZE_MIN_ROWS = 2_000
+# Side data larger than this is stored in its jsonb row as one JSON string, not as jsonb items:
+# PostgreSQL parsed the 11 million numbers of a million judgments (60 MB) in about 6 s under the
+# writer lock, one string of them in well under a second (benchmarks/bench_judgments_import.py).
+PG_SIDE_DATA_OPAQUE_BYTES = 64 * 1024
 # Stored TF-IDF/BM25 files are split into bytea values of this size (PostgreSQL takes at most
 # 1 GB a value; parts are joined in order, so a change keeps old libraries readable).
 PG_BLOB_PART_BYTES = 64 << 20

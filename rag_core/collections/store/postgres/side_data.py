@@ -26,10 +26,10 @@ import time
 import psycopg
 
 from rag_core.collections.store.base import CheckReport, damaged
-from rag_core.collections.store.postgres.codecs import dumps_for_pg, loads_from_pg
+from rag_core.collections.store.postgres.codecs import dumps_for_pg, loads_from_pg, opaque_for_pg
 from rag_core.collections.store.postgres.rows import CollectionRow
 from rag_core.collections.store.side_data import canonical_bytes, prepare_value, sha256_hex, what
-from rag_core.settings import SIDE_DATA_GENERATIONS
+from rag_core.settings import PG_SIDE_DATA_OPAQUE_BYTES, SIDE_DATA_GENERATIONS
 
 # The SHA-256 of a live row's value as PostgreSQL prints it (jsonb prints one way for one value).
 _LIVE_DIGEST = "encode(sha256(convert_to(s.value::text, 'UTF8')), 'hex')"
@@ -82,9 +82,13 @@ def _copy(conn: psycopg.Connection, collection_id: int, key: str, generation: in
     return None if found is None or found[0] is None else bytes(found[0])
 
 
-def token(conn: psycopg.Connection, row: CollectionRow, key: str) -> str | None:
+def token(conn: psycopg.Connection, row: CollectionRow, key: str) -> str:
     newest = _newest_generation(conn, row.id, key)
-    return None if newest is None else f"g{newest}"
+    if newest is not None:
+        return f"g{newest}"
+    live = conn.execute("SELECT xmin::text FROM rag_core.side_data WHERE collection_id = %s AND key = %s",
+                        (row.id, key)).fetchone()
+    return "absent" if live is None else f"unrecorded:{live[0]}"
 
 
 def keys(conn: psycopg.Connection, row: CollectionRow) -> list[str]:
@@ -122,8 +126,12 @@ _JSONB_UNSAFE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
 def _commit(conn: psycopg.Connection, collection_id: int, key: str, generation: int, value, data: bytes, *,
             strict: bool = False) -> None:
     now = time.time()
-    # the canonical bytes serve as jsonb text when jsonb takes them as they are (no second serialisation)
-    text = data.decode("ascii") if strict and not _JSONB_UNSAFE.search(data) else dumps_for_pg(value)
+    if len(data) > PG_SIDE_DATA_OPAQUE_BYTES:  # a large value: one string for jsonb to parse, not millions of items
+        text = opaque_for_pg(data.decode("ascii"))
+    elif strict and not _JSONB_UNSAFE.search(data):  # the canonical bytes serve as jsonb text as they are
+        text = data.decode("ascii")
+    else:
+        text = dumps_for_pg(value)
     conn.execute(
         "INSERT INTO rag_core.side_data (collection_id, key, value, updated) VALUES (%s, %s, %s::jsonb, %s) "
         "ON CONFLICT (collection_id, key) DO UPDATE SET value = EXCLUDED.value, updated = EXCLUDED.updated",

@@ -539,7 +539,7 @@ class PostgresStore(CollectionStore):
         with self.engine.connection() as conn:
             side_data.write(conn, collection_row(conn, name), key, value)
 
-    def data_token(self, name: str, key: str) -> str | None:
+    def data_token(self, name: str, key: str) -> str:
         check_data_key(key)
         with self._read() as conn:
             return side_data.token(conn, collection_row(conn, name), key)

@@ -227,3 +227,50 @@ def test_a_postgres_row_written_again_with_the_same_value_is_not_damage(lab_on_s
         conn.execute("UPDATE rag_core.side_data SET value = value, updated = updated + 1 WHERE key = 'judgments'")
     assert load_judgments(lib, "papers").records() == judged
     assert lib.check("papers").problems == []
+
+
+@pytest.mark.parametrize("how", ["emptied", "halved", "garbled", "deleted"])
+def test_every_side_data_file_damaged_in_turn(lab_library, tmp_path, how, capsys):
+    """Each file of the judgments (the live file, the checksum records, each kept copy) damaged
+    in turn: never a traceback, always reported, and a repair gives back every judgment."""
+    import shutil
+
+    judged = _judge(lab_library, queries=("dense retrieval",))
+    judged = _judge(lab_library, queries=("dense retrieval", "dark matter mass"))
+    index = lab_library.load_index("papers")
+    set_grade(lab_library, "papers", make_judgment("third", passages_of(index, lab_library.documents("papers")), 5, 1))
+    judged = load_judgments(lab_library, "papers").records()
+    folder = lab_library.store.side_data("papers").path
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*.json")
+                   if p.name.startswith(("judgments", "data-records", "g0")))
+    assert len(files) == 5, files  # live, records, three kept generations
+    newest = max(f for f in files if f.startswith("data-history"))  # an older copy gone is history lost, not damage
+    from rag_core.collections.library import Library
+
+    for rel in files:
+        root = tmp_path / f"{how}-{rel.replace('/', '_')}"
+        shutil.copytree(lab_library.root, root)
+        lib = Library(root)
+        path = lib.store.side_data("papers").path / rel
+        data = path.read_bytes()
+        if how == "emptied":
+            path.write_bytes(b"")
+        elif how == "halved":
+            path.write_bytes(data[: len(data) // 2])
+        elif how == "garbled":
+            path.write_bytes(data[:40] + bytes(b ^ 0x5A for b in data[40:80]) + data[80:])
+        else:
+            path.unlink()
+        try:
+            assert load_judgments(lib, "papers").records() == judged, rel
+        except Exception as exc:  # noqa: BLE001 - only the checksum records' loss may stop a read
+            assert rel == "data-records.json" and "check-store" in str(exc), (rel, how, exc)
+        older_copy_gone = how == "deleted" and rel.startswith("data-history") and rel != newest
+        assert main(["--data-dir", str(root), "check-store", "papers"]) == (0 if older_copy_gone else 1), (rel, how)
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err, (rel, how, err)
+        assert older_copy_gone or "judgments" in out or "data-records" in out, (rel, how, out)
+        repaired = lib.check("papers", repair=True)
+        assert repaired.ok, (rel, how, repaired)
+        assert load_judgments(lib, "papers").records() == judged, (rel, how)
+        assert lib.check("papers").problems == [], (rel, how)

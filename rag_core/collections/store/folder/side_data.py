@@ -242,6 +242,13 @@ class FolderSideData:
 
     def _check_key(self, records: dict[str, DataRecord], key: str, record: DataRecord, report: CheckReport, *,
                    repair: bool) -> None:
+        for gen, sha, path in self._copies(key):  # earlier generations' copies: a repair falls back on them
+            data = _read_bytes(path)
+            if gen < record.generation and (data is None or sha256_hex(data) != sha):
+                report.problems.append(f"the copy of generation {gen} of {what(key)} is damaged")
+                if repair:
+                    path.unlink(missing_ok=True)
+                    report.repaired.append(f"removed the damaged copy of generation {gen} of {what(key)}")
         live = _read_bytes(self.live_path(key))
         live_ok = live is not None and sha256_hex(live) == record.sha256
         copy = _read_bytes(self.copy_path(key, record))
@@ -270,6 +277,7 @@ class FolderSideData:
         for gen, sha, path in self._copies(key):
             data = _read_bytes(path)
             if gen < record.generation and data is not None and sha256_hex(data) == sha:
+                self.copy_path(key, record).unlink(missing_ok=True)  # damaged: nothing to keep
                 self._commit(records, key, DataRecord(record.generation + 1, sha, len(data)), data)
                 report.repaired.append(f"restored {name} from generation {gen}, the newest intact copy (the copy "
                                        f"of generation {record.generation} is damaged too)")
@@ -313,14 +321,16 @@ class FolderSideData:
                 continue
             for gen, sha, path in self._copies(key):
                 data = _read_bytes(path)
-                if data is not None and sha256_hex(data) == sha:
+                if data is None or sha256_hex(data) != sha:
+                    path.unlink(missing_ok=True)  # a damaged copy: nothing to keep
+                    continue
+                if key not in records:
                     records[key] = DataRecord(gen, sha, len(data))
                     live = self.live_path(key)
                     if _read_bytes(live) != data:
                         live.parent.mkdir(parents=True, exist_ok=True)
                         write_bytes_atomic(live, data)
                         restored += 1
-                    break
         for key in self._live_keys():
             if key in records:
                 continue

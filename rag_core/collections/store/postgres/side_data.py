@@ -183,6 +183,15 @@ def _check_key(conn: psycopg.Connection, row: CollectionRow, key: str, newest, l
                repair: bool) -> None:
     generation, sha, live_digest, copy_digest = newest
     name = f"{what(key)} (side data {key!r})"
+    for gen, in conn.execute(  # earlier generations' copies: a repair falls back on them
+            "SELECT generation FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s AND generation < %s "
+            "AND data IS NOT NULL AND encode(sha256(data), 'hex') IS DISTINCT FROM sha256", (row.id, key, generation)
+    ).fetchall():
+        report.problems.append(f"the copy of generation {gen} of {what(key)} is damaged")
+        if repair:
+            conn.execute("DELETE FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s AND generation = %s",
+                         (row.id, key, gen))
+            report.repaired.append(f"removed the damaged copy of generation {gen} of {what(key)}")
     if sha is None:
         if live is not None:
             report.problems.append(f"{name} was deleted, but its row is there again")
@@ -214,6 +223,8 @@ def _check_key(conn: psycopg.Connection, row: CollectionRow, key: str, newest, l
         data = bytes(data)
         if sha256_hex(data) != gen_sha:
             continue
+        conn.execute("DELETE FROM rag_core.side_data_log WHERE collection_id = %s AND key = %s AND data IS NOT NULL "
+                     "AND encode(sha256(data), 'hex') IS DISTINCT FROM sha256", (row.id, key))  # damaged copies
         _commit(conn, row.id, key, generation + 1, json.loads(data), data)
         report.repaired.append(f"restored {name} from its committed copy (generation {gen})" if gen == generation
                                else f"restored {name} from generation {gen}, the newest intact copy (the copy of "

@@ -147,6 +147,8 @@ MAX_IMPORT_CELL_CHARS = 131_072
 MAX_IMPORT_PROBLEMS_LISTED = 1_000
 # A quote in an imported row is looked up whole in its document (as a quote to verify is).
 MAX_IMPORT_QUOTE_CHARS = MAX_QUOTE_CHARS
+# Who judged, as an imported row names it ("app", "import", a person's name); longer is cut.
+MAX_IMPORT_BY_CHARS = 40
 
 # ------------------------------------------------------------------ side data (the lab's judgments)
 # Every write of a collection's side data (judgments, snapshots) is a generation with its checksum;

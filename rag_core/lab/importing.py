@@ -49,6 +49,7 @@ from rag_core.lab.judgments import (
 )
 from rag_core.safe_files import find_member, open_zip, read_regular_file, read_zip_member, regular_file_size
 from rag_core.settings import (
+    MAX_IMPORT_BY_CHARS,
     MAX_IMPORT_BYTES,
     MAX_IMPORT_CELL_CHARS,
     MAX_IMPORT_PROBLEMS_LISTED,
@@ -58,7 +59,6 @@ from rag_core.settings import (
 
 REQUIRED_COLUMNS = ("query", "document", "grade")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-MAX_BY_CHARS = 40  # who judged ("app", "import", a name)
 _OFFSET = re.compile(r"\d{1,15}")  # a character offset: digits only (no sign, no exponent, no "inf")
 _NONBLANK = re.compile(r"[^\n]+")
 _LATEST_TIME = 1e11  # seconds since 1970: the year 5138; later (or not finite) is not a time
@@ -316,7 +316,7 @@ class _Placer:
         when, late = _time(row, self.now)
         if late:
             report.warning(n, late)
-        by = " ".join(str(row.get("by") or self.by).split())[:MAX_BY_CHARS] or self.by
+        by = " ".join(str(row.get("by") or self.by).split())[:MAX_IMPORT_BY_CHARS] or self.by
         quote = " ".join(_unsafe_prefix(str(row.get("quote", ""))).split())
         start_cell, end_cell = row.get("start", "").strip(), row.get("end", "").strip()
         if start_cell or end_cell:

@@ -38,12 +38,17 @@ def lab_on_store(tmp_path, lab_template, store_location):
     into a fresh PostgreSQL database."""
     from rag_core.collections.library import Library
     from rag_core.collections.store.folder.store import FolderStore
-    from rag_core.collections.store.transfer import copy_collection
 
     if not store_location.startswith("postgresql://"):
         shutil.copytree(lab_template, store_location)
         return Library(store=store_location)
     library = Library(store=store_location)
-    report = copy_collection(FolderStore(lab_template), "papers", library.store)
-    assert report.ok, report.problems
+    source, target = FolderStore(lab_template), library.store  # the same documents and chunks, committed
+    documents = source.read_documents("papers")
+    settings = source.read_settings("papers")
+    target.create("papers", {k: settings[k] for k in ("chunk_size", "overlap", "embedding_model")})
+    originals = {d["sha256"]: source.read_pdf("papers", d["sha256"]) for d in documents}
+    with target.writing("papers"):
+        target.commit("papers", documents=documents, chunks=list(source.load_index("papers").chunks), embeddings=None,
+                      dense_mask=None, new_files=originals)
     return library

@@ -117,6 +117,8 @@ def cmd_ingest(args) -> int:
         if report.embedding is not None and not report.embedding.complete:
             print(f"Dense vectors: {report.embedding.done:,} of {report.embedding.total:,} chunks; "
                   f"`rag-core embed {collection}` computes the rest.")
+    if report.store_lost:
+        print(f"rag-core: note: {_line(report.store_lost)}", file=sys.stderr)
     usable = [f for f in report.files if f.status in ("ok", "duplicate")]
     return EXIT_OK if usable else EXIT_FAILURE
 
@@ -279,6 +281,8 @@ def cmd_check_store(args) -> int:
                 print(f"  problem: {_line(p)}")
             for p in r.repaired:
                 print(f"  repaired: {_line(p)}")
+            for action in r.actions:
+                print(f"  to fix: {_line(action)}")
         if any(not r.ok for r in reports) and not args.repair:
             print("Run again with --repair to fix what can be fixed.")
     return EXIT_OK if all(r.ok for r in reports) else EXIT_FAILURE
@@ -531,16 +535,16 @@ def cmd_judgments(args) -> int:
     if args.action == "import":
         if not args.file:
             raise UsageError("give the file to read: a .csv (query, document, quote, grade) or a BEIR folder/zip")
-        report = import_judgments(library, args.collection, args.file)
+        report = import_judgments(library, args.collection, args.file)  # a file it cannot read: one line, exit 1
         if args.json:
             print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
         else:
             print(report.summary())
             for row, problem in report.problems:
-                print(f"  row {row}: {_line(problem)}")
+                print(f"  {_line(report.where(row))}: {_line(problem)}")
             for row, warning in report.warnings:
-                print(f"  row {row} (note): {_line(warning)}")
-        return EXIT_OK if report.imported or not report.rows else EXIT_FAILURE
+                print(f"  {_line(report.where(row))} (note): {_line(warning)}")
+        return EXIT_FAILURE if report.rejected or (report.rows and not report.imported) else EXIT_OK
     judgments = load_judgments(library, args.collection)  # list
     queries = judgments.queries()
     if args.json:
@@ -688,6 +692,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    # A database connection lost is reported once, as one line; the pool's own retries stay quiet.
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

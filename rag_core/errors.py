@@ -36,6 +36,11 @@ class CollectionDamagedError(CollectionError):
     """Part of a stored collection cannot be read; the message names the collection and the part."""
 
 
+class InputFileError(RagCoreError):
+    """A file given to read is not a regular file, is too large, or is malformed; the message
+    names the file (and the row or member) and what is wrong."""
+
+
 class StoreConnectionError(RagCoreError):
     """The PostgreSQL store cannot be reached or refused the connection."""
 

@@ -154,6 +154,30 @@ MAX_QUOTE_CHARS = 10_000  # a quote looked up whole in the documents: may be a p
 EXACT_COUNT_LIMIT = 10_000  # exact matches a comparison counts before it stops counting
 MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF)
 
+# The relevance lab's imports (CSV, a BEIR folder or zip). Safety limits, not measured, like those
+# above: a 1,000,000-row spreadsheet of query, document, quote and grade is 33 MB, under the cap.
+MAX_IMPORT_BYTES = 50 * 1024 * 1024  # a CSV, queries.jsonl or qrels file (the same cap for a zip member)
+# A BEIR zip: its corpus.jsonl (every passage of the collection) is listed, never inflated, so the
+# archive may be large; its central directory is read whole, so its entries are capped (an export
+# has 4; a word-processor file a few hundred).
+MAX_IMPORT_ZIP_BYTES = 2 * 1024 * 1024 * 1024
+MAX_ZIP_ENTRIES = 10_000
+MAX_ZIP_DIRECTORY_BYTES = 4 * 1024 * 1024
+# Python's csv module's own cell limit, kept: a cell longer than this is a malformed row.
+MAX_IMPORT_CELL_CHARS = 131_072
+# Rows of an import reported one by one (a file of a million bad rows is counted, not listed).
+MAX_IMPORT_PROBLEMS_LISTED = 1_000
+# A quote in an imported row is looked up whole in its document (as a quote to verify is).
+MAX_IMPORT_QUOTE_CHARS = MAX_QUOTE_CHARS
+# Who judged, as an imported row names it ("app", "import", a person's name); longer is cut.
+MAX_IMPORT_BY_CHARS = 40
+
+# ------------------------------------------------------------------ side data (the lab's judgments)
+# Every write of a collection's side data (judgments, snapshots) is a generation with its checksum;
+# copies of this many generations are kept (not measured: the live one and two before it, so a
+# repair has a good copy even when the newest copy was damaged as well).
+SIDE_DATA_GENERATIONS = 3
+
 # ------------------------------------------------------------------ text of PDFs
 # A page's text layer is junk when too few of its characters are letters or too few of its
 # tokens look like words (measured on the shared PDFs: real papers have a letter share of
@@ -279,6 +303,10 @@ PG_INDEX_CACHE_ENTRIES = 4
 # A commit that writes at least this many chunk rows refreshes the planner's statistics at once
 # (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
 PG_ANALYZE_MIN_ROWS = 2_000
+# Side data larger than this is stored in its jsonb row as one JSON string, not as jsonb items:
+# PostgreSQL parsed the 11 million numbers of a million judgments (60 MB) in about 6 s under the
+# writer lock, one string of them in well under a second (benchmarks/bench_judgments_import.py).
+PG_SIDE_DATA_OPAQUE_BYTES = 64 * 1024
 # Stored TF-IDF/BM25 files are split into bytea values of this size (PostgreSQL takes at most
 # 1 GB a value; parts are joined in order, so a change keeps old libraries readable).
 PG_BLOB_PART_BYTES = 64 << 20

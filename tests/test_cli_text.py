@@ -1,7 +1,8 @@
 """What the rag-core command line prints from a document or a user cannot drive the terminal.
 
 A file name and the printed page labels of a PDF can hold escape sequences (clear the screen,
-retitle the window); `ingest`, `list`, `search` and the error messages show them as ``\\x1b``.
+retitle the window); `ingest`, `list`, `search` and the error messages remove each whole sequence
+and show ``␛`` in its place, so no remnant such as ``[2J`` or ``]0;pwned`` reaches the terminal.
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ def evil_pdf(tmp_path):
 
 def assert_terminal_safe(text: str) -> None:
     assert "\x1b" not in text and "\x07" not in text and "\r" not in text, repr(text)
-    assert "\\x1b[2J" in text, "the escape is shown, not dropped silently"
+    assert "[2J" not in text and "]0;pwned" not in text, "no remnant of a sequence"
+    assert "␛" in text, "the escape is shown, not dropped silently"
 
 
 def test_ingest_list_and_search_print_escapes_as_text(tmp_path, evil_pdf, capsys):
@@ -54,12 +56,12 @@ def test_ingest_list_and_search_print_escapes_as_text(tmp_path, evil_pdf, capsys
     assert main([*data, "list", "notes"]) == 0
     out = capsys.readouterr().out
     assert_terminal_safe(out)
-    assert "\\x1b]0;pwned\\x07" in out
+    assert "evil␛␛.pdf" in out
 
     assert main([*data, "search", "notes", "wombat burrows", "--mode", "tfidf"]) == 0
     out = capsys.readouterr().out
     assert_terminal_safe(out)
-    assert "(printed \\x1b[2Jx1)" in out, out
+    assert "(printed ␛x1)" in out, out
 
     assert main([*data, "search", "notes", "wombat", "--mode", "exact"]) == 0
     assert_terminal_safe(capsys.readouterr().out)
@@ -89,3 +91,17 @@ def test_print_rows_sanitises_passage_text_and_labels(capsys):
     out = capsys.readouterr().out
     assert_terminal_safe(out)
     assert "\u202e" not in out and "\\u202e" in out
+
+
+def test_check_prints_no_remnant_of_an_escape_sequence(tmp_path, evil_pdf, capsys):
+    """`check` shows a manuscript's statements: whole sequences go, not only their ESC."""
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "ingest", "notes", str(evil_pdf), "--no-progress", "--no-embed"]) == 0
+    capsys.readouterr()
+    manuscript = tmp_path / "draft.txt"
+    statement = f"The note says that \u201ca note about {CLEAR}{TITLE}wombat burrows and the soil\u201d [1].\n"
+    manuscript.write_text(statement, encoding="utf-8")
+    assert main([*data, "check", "notes", str(manuscript)]) == 0
+    out = capsys.readouterr().out
+    assert "wombat burrows" in out
+    assert "\x1b" not in out and "[2J" not in out and "]0;pwned" not in out, out

@@ -22,6 +22,7 @@ from rag_core.citations.bibliography import match_documents
 from rag_core.citations.report import rows_to_csv, rows_to_html, rows_to_json
 from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
+from rag_core.output.render import strip_escape_sequences
 from rag_core.retrieval.exact import document_texts
 from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, MAX_MANUSCRIPT_BYTES, MIN_QUOTE_WORDS
 from rag_core.text.sentences import split_sentences
@@ -122,7 +123,8 @@ def printable(text: object) -> str:
     removed; line breaks and tabs become spaces. For anything from a document that is printed."""
     if text is None:
         return ""
-    text = str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    text = strip_escape_sequences(str(text))  # whole sequences first: no remnant such as "[2J" is left
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace("\t", " ")
     return _UNPRINTABLE.sub("", text)
 
 

@@ -18,7 +18,7 @@ from rag_core.collections.ingest.progress import IngestProgress
 from rag_core.collections.repair import check_collection
 from rag_core.collections.store import CollectionStore, open_store
 from rag_core.collections.store.base import CheckReport, CollectionInfo, EmbeddingStatus, validate_collection_name
-from rag_core.errors import CollectionError, CollectionNotFoundError
+from rag_core.errors import CollectionError, CollectionExistsError, CollectionNotFoundError
 from rag_core.settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
@@ -133,7 +133,9 @@ class Library:
         embedding_model: str = DEFAULT_EMBEDDING_MODEL,
         exist_ok: bool = False,
     ) -> CollectionInfo:
-        """Make an empty collection (names are unique without regard to case)."""
+        """Make an empty collection (names are unique without regard to case). With
+        ``exist_ok``, a collection of exactly this name is fine, even one another process made
+        at the same moment."""
         name = validate_collection_name(name)
         if exist_ok and self.exists(name):
             return self.info(name)
@@ -143,8 +145,13 @@ class Library:
             raise CollectionError(str(exc)) from None
         from rag_core.models.loading import planned_encoder
 
-        stored = self.store.create(name, {"chunk_size": size, "overlap": lap, "embedding_model": embedding_model,
-                                          "encoder": planned_encoder()})
+        try:
+            stored = self.store.create(name, {"chunk_size": size, "overlap": lap, "embedding_model": embedding_model,
+                                              "encoder": planned_encoder()})
+        except CollectionExistsError:
+            if exist_ok and self.exists(name):  # made by another process meanwhile
+                return self.info(name)
+            raise
         return self.info(stored)
 
     def rename(self, old: str, new: str) -> CollectionInfo:
@@ -179,8 +186,7 @@ class Library:
         if not self.exists(name):
             if not create:
                 self.store.read_settings(name)  # raises the not-found error with the list of names
-            self.create(name)
-            created = True
+            created = self.create_for_ingest(name)
         report = ingest_files(self.store, validate_collection_name(name), files, progress=progress, embed=embed)
         if created and not report.added:
             try:
@@ -190,6 +196,18 @@ class Library:
             except CollectionError:
                 pass
         return report
+
+    def create_for_ingest(self, name: str) -> bool:
+        """Make collection ``name`` for a first ingest; True when this call made it, False when
+        another process made it at the same moment (two first uploads into a new shared collection:
+        both add to that one). A clash in case only ("Papers" for "papers") stays an error."""
+        try:
+            self.create(name)
+            return True
+        except CollectionExistsError:
+            if not self.exists(name):
+                raise
+            return False
 
     def embed_pending(self, name: str, *, progress: Callable[[int, int], None] | None = None) -> EmbeddingStatus:
         """Compute the dense vectors the collection still lacks (resumes an interrupted run)."""

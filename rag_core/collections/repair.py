@@ -10,6 +10,8 @@ come through :meth:`rag_core.collections.library.Library.check`, which calls
 
 from __future__ import annotations
 
+import shlex
+
 from rag_core.collections.ingest.pipeline import rebuild_from_originals
 from rag_core.collections.store.base import CheckReport, CollectionStore
 from rag_core.errors import CollectionError
@@ -17,11 +19,29 @@ from rag_core.errors import CollectionError
 
 def check_collection(store: CollectionStore, name: str, *, repair: bool = False) -> CheckReport:
     """Verify every stored part of collection ``name``; ``repair`` fixes what can be fixed,
-    rebuilding from the stored originals when no complete version holds the committed documents."""
+    rebuilding from the stored originals when no complete version holds the committed documents.
+    What no repair can fix (an original PDF lost or altered) is named in ``report.actions``, by
+    document, with the commands that fix it."""
     report = store.check(name, repair=repair)
     if repair and report.rebuild is not None:
         rebuild_documents(store, report)
+    for source, state in sorted(report.originals.items()):
+        report.actions.append(readd_advice(report.name, source, state))
     return report
+
+
+def readd_advice(name: str, source: str, state: str) -> str:
+    """One line: a document only the user's copy of its PDF can restore, and the commands that do
+    (its judgments are kept: they follow the file's content). ``state``: "missing", "altered",
+    or "lost" (a rebuild could not restore it, so it is no longer in the collection)."""
+    add = f"`rag-core ingest {shlex.quote(name)} {shlex.quote('PATH/TO/' + source)}`"
+    if state == "lost":
+        return (f"{source!r}: its stored original PDF is missing or unreadable, so the repair could not rebuild "
+                f"it and it left the collection; add your copy of the PDF again: {add} (its relevance judgments "
+                "are kept)")
+    return (f"{source!r}: its stored original PDF is {state}; remove the document and add your copy of the PDF "
+            f"again: `rag-core remove {shlex.quote(name)} {shlex.quote(source)}`, then {add} (its relevance "
+            "judgments are kept)")
 
 
 def rebuild_documents(store: CollectionStore, report: CheckReport) -> None:
@@ -46,3 +66,5 @@ def rebuild_documents(store: CollectionStore, report: CheckReport) -> None:
     if missing:
         report.problems.append(f"{len(missing)} document(s) could not be restored (original missing or "
                                f"unreadable): {', '.join(sorted(missing))}")
+        for source in missing:
+            report.originals[source] = "lost"

@@ -10,23 +10,33 @@ judgment carries a located quote, the passages that hold the whole quote): those
 *mapped* and shown as such.
 
 Grades follow Quepid's graded scale: 0 not relevant, 1 related, 2 relevant, 3 exactly what
-was asked. Judgments are side data of the collection (key ``judgments``), written under its
-writer lock with the time each was made.
+was asked. Judgments are side data of the collection (key ``judgments``) with the time each was
+made: the store commits every write as a checksummed generation and keeps copies
+(:mod:`rag_core.collections.store.side_data`), so a lost, emptied or replaced judgments file or
+row is reported by ``check-store`` and restored by ``check-store --repair``. A change is prepared
+outside the collection's writer lock and committed under it (prepared again only when another
+writer committed meanwhile), so a large import holds the lock only for its write.
+
+Stored payloads: format version 2 keeps the judgments by column (each query, document, source
+and author once, then one list per field), a million judgments in some tens of megabytes;
+version 1 (a list of objects, written by earlier versions) is read as well.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from rag_core.errors import RagCoreError
 
 DATA_KEY = "judgments"
 FORMAT = "rag_core.judgments"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_FORMAT_VERSIONS = (1, 2)
 GRADES = {0: "not relevant", 1: "related", 2: "relevant", 3: "exactly what was asked"}
 GRADE_SHORT = {0: "0 not relevant", 1: "1 related", 2: "2 relevant", 3: "3 exact"}
 MAX_QUERY_CHARS = 2_000
@@ -55,22 +65,45 @@ def query_id(query: str) -> str:
     return "q" + hashlib.sha256(normalise_query(query).encode("utf-8")).hexdigest()[:10]
 
 
+# A grade as text: the digit (a spreadsheet may write 3.0), optionally followed by its label
+# ("3 exact", "2 relevant"); nothing else ("3abc", "1e9", "0x3", "inf" are refused).
+_GRADE_TEXT = re.compile(r"([0-3])(?:\.0+)?(?:\s+(.+))?")
+_GRADE_LABELS = {g: {GRADES[g], GRADE_SHORT[g].split(" ", 1)[1]} for g in GRADES}
+
+
+def grade_from_text(text: str) -> int | None:
+    """The grade a cell names, or None when it names none exactly (see ``_GRADE_TEXT``)."""
+    text = str(text).strip()
+    if text.startswith("'"):  # a spreadsheet's text marker
+        text = text[1:].strip()
+    found = _GRADE_TEXT.fullmatch(text)
+    if not found:
+        return None
+    grade = int(found.group(1))
+    label = found.group(2)
+    if label is not None and " ".join(label.split()).casefold() not in _GRADE_LABELS[grade]:
+        return None
+    return grade
+
+
 def check_grade(grade) -> int:
+    """A grade: an int 0-3, a float with such a value, or text :func:`grade_from_text` reads."""
     if isinstance(grade, bool):
         raise JudgmentError(f"A grade is 0, 1, 2 or 3, got {grade!r}.")
     if isinstance(grade, float) and grade.is_integer():
         grade = int(grade)
-    if isinstance(grade, str) and grade.strip().lstrip("'").strip() in {"0", "1", "2", "3", "0.0", "1.0", "2.0", "3.0"}:
-        grade = int(float(grade.strip().lstrip("'")))
+    if isinstance(grade, str):
+        grade = grade_from_text(grade) if len(grade) <= 60 else None
     if not isinstance(grade, int) or grade not in GRADES:
-        raise JudgmentError(f"A grade is 0, 1, 2 or 3 (0 not relevant … 3 exactly what was asked), got {grade!r}.")
+        shown = repr(grade)[:40] if grade is not None else "text that names no grade"
+        raise JudgmentError(f"A grade is 0, 1, 2 or 3 (0 not relevant … 3 exactly what was asked), got {shown}.")
     return grade
 
 
 # --------------------------------------------------------------------------- passages
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class PassageKey:
     """A passage: its document's SHA-256 and its character span in the document's text."""
 
@@ -187,7 +220,7 @@ def passages_of(index, documents: Sequence[Mapping] = ()) -> Passages:
 # --------------------------------------------------------------------------- judgments
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Judgment:
     """One grade. ``quote`` is a phrase of the passage (to find it again, e.g. after an export);
     ``quote_start``/``quote_end`` are set when the quote is the evidence someone gave (an
@@ -246,57 +279,125 @@ class Grade:
 
 
 class Judgments:
-    """A collection's judgments, latest per (query, passage)."""
+    """A collection's judgments, latest per (query, passage); treat one as a value (the methods
+    that change something return a new one, sharing what did not change)."""
 
     def __init__(self, records: Iterable[Judgment] = ()):
-        self._by: dict[tuple[str, PassageKey], Judgment] = {}
+        self._by: dict[str, dict[PassageKey, Judgment]] = {}  # query -> passage -> judgment
+        self._count = 0
+        self._token: str | None = None
         for record in records:
-            self._by[(record.query, record.key)] = record
+            self._put(record)
+
+    def _put(self, record: Judgment) -> bool:
+        """Keep ``record`` (only on an inner dict this object owns); True when it is new."""
+        inner = self._by.get(record.query)
+        if inner is None:
+            inner = self._by[record.query] = {}
+        key = record.key
+        new = key not in inner
+        inner[key] = record
+        self._count += new
+        return new
+
+    def _copy(self) -> Judgments:
+        """A new object sharing the inner dicts (copy one with :meth:`_own` before changing it)."""
+        out = Judgments()
+        out._by = dict(self._by)
+        out._count = self._count
+        return out
+
+    def _own(self, query: str) -> None:
+        self._by[query] = dict(self._by.get(query, {}))
 
     def __len__(self) -> int:
-        return len(self._by)
+        return self._count
 
     def __iter__(self):
-        return iter(self._by.values())
+        return (j for inner in self._by.values() for j in inner.values())
 
     def records(self) -> list[Judgment]:
-        return sorted(self._by.values(), key=lambda j: (j.query, j.doc, j.start, j.end))
+        return sorted(self, key=lambda j: (j.query, j.doc, j.start, j.end))
 
     def queries(self) -> list[str]:
         """Judged queries, in the order of their first judgment."""
-        first: dict[str, float] = {}
-        for j in self._by.values():
-            first[j.query] = min(first.get(j.query, j.time), j.time)
+        first = {q: min(j.time for j in inner.values()) for q, inner in self._by.items() if inner}
         return sorted(first, key=lambda q: (first[q], q))
 
     def for_query(self, query: str) -> list[Judgment]:
-        query = normalise_query(query)
-        return [j for (q, _), j in self._by.items() if q == query]
+        return list(self._by.get(normalise_query(query), {}).values())
 
     def get(self, query: str, key: PassageKey) -> Judgment | None:
-        return self._by.get((normalise_query(query), key))
+        return self._by.get(normalise_query(query), {}).get(key)
 
     def with_judgment(self, judgment: Judgment) -> Judgments:
-        out = Judgments(self._by.values())
-        out._by[(judgment.query, judgment.key)] = judgment
+        out = self._copy()
+        out._own(judgment.query)
+        out._put(judgment)
         return out
 
     def without(self, query: str, key: PassageKey) -> Judgments:
-        out = Judgments(self._by.values())
-        out._by.pop((normalise_query(query), key), None)
+        query = normalise_query(query)
+        out = self._copy()
+        if key in out._by.get(query, {}):
+            out._own(query)
+            del out._by[query][key]
+            out._count -= 1
+            if not out._by[query]:
+                del out._by[query]
         return out
 
+    def merged(self, records: Iterable[Judgment]) -> tuple[Judgments, int, int]:
+        """These judgments with ``records`` merged in, in one pass (a later record of the same
+        query and passage replaces an earlier one); and how many were new, how many replaced one."""
+        out = self._copy()
+        owned: set[str] = set()
+        added = replaced = 0
+        for record in records:
+            if record.query not in owned:
+                out._own(record.query)
+                owned.add(record.query)
+            if out._put(record):
+                added += 1
+            else:
+                replaced += 1
+        return out, added, replaced
+
     def to_payload(self) -> dict:
-        return {"format": FORMAT, "format_version": FORMAT_VERSION,
-                "judgments": [j.to_dict() for j in self.records()]}
+        """The stored form (format version 2: by column; see the module docstring)."""
+        tables: dict[str, dict[str, int]] = {"queries": {}, "docs": {}, "sources": {}, "by": {}}
+
+        def ref(table: str, value: str) -> int:
+            found = tables[table].get(value)
+            if found is None:
+                found = tables[table][value] = len(tables[table])
+            return found
+
+        columns: dict[str, list] = {name: [] for name in _COLUMNS}
+        for j in self.records():
+            columns["query"].append(ref("queries", j.query))
+            columns["doc"].append(ref("docs", j.doc))
+            columns["start"].append(j.start)
+            columns["end"].append(j.end)
+            columns["grade"].append(j.grade)
+            columns["time"].append(j.time)
+            columns["source"].append(ref("sources", j.source))
+            columns["quote"].append(j.quote)
+            columns["quote_start"].append(j.quote_start)
+            columns["quote_end"].append(j.quote_end)
+            columns["by"].append(ref("by", j.by))
+        return {"format": FORMAT, "format_version": FORMAT_VERSION, "count": self._count,
+                **{table: list(values) for table, values in tables.items()}, "columns": columns}
 
     @property
     def token(self) -> str:
         """Changes whenever a judgment does (a cache key)."""
-        digest = hashlib.sha256()
-        for j in self.records():
-            digest.update(f"{j.query}\0{j.doc}\0{j.start}\0{j.end}\0{j.grade}\n".encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()[:16]
+        if self._token is None:
+            digest = hashlib.sha256()
+            for j in self.records():
+                digest.update(f"{j.query}\0{j.doc}\0{j.start}\0{j.end}\0{j.grade}\n".encode("utf-8", "surrogatepass"))
+            self._token = digest.hexdigest()[:16]
+        return self._token
 
     # ------------------------------------------------------------------ against an index
     def grades(self, query: str, passages: Passages) -> dict[int, Grade]:
@@ -367,13 +468,80 @@ def load_judgments(store, name: str) -> Judgments:
     raw = _store(store).read_data(name, DATA_KEY)
     if raw is None:
         return Judgments()
-    if not isinstance(raw, Mapping) or raw.get("format") != FORMAT or not isinstance(raw.get("judgments"), list):
-        raise JudgmentError(f"The judgments of collection {name!r} are not in a format this version reads.")
-    return Judgments(Judgment.from_dict(r) for r in raw["judgments"])
+    return Judgments(judgments_from_payload(raw, name))
 
 
-def _write(store, name: str, judgments: Judgments) -> None:
-    store.write_data(name, DATA_KEY, judgments.to_payload() if len(judgments) else None)
+def judgments_from_payload(raw, name: str = "") -> list[Judgment]:
+    """The judgments of a stored payload (format version 1 or 2), or ``JudgmentError``."""
+    unreadable = JudgmentError(f"The judgments of collection {name!r} are not in a format this version reads.")
+    if not isinstance(raw, Mapping) or raw.get("format") != FORMAT:
+        raise unreadable
+    if raw.get("format_version", 1) == 1 and isinstance(raw.get("judgments"), list):
+        return [Judgment.from_dict(r) for r in raw["judgments"]]
+    if raw.get("format_version") != 2:
+        raise unreadable
+    try:
+        return _from_columns(raw)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise JudgmentError(f"The judgments of collection {name!r} are malformed ({str(exc)[:200]}).") from None
+
+
+_COLUMNS = ("query", "doc", "start", "end", "grade", "time", "source", "quote", "quote_start", "quote_end", "by")
+
+
+def _from_columns(raw: Mapping) -> list[Judgment]:
+    count = raw["count"]
+    columns = raw["columns"]
+    tables = {t: raw[t] for t in ("queries", "docs", "sources", "by")}
+    if not isinstance(count, int) or not all(isinstance(v, list) for v in tables.values()) \
+            or not all(isinstance(columns.get(c), list) and len(columns[c]) == count for c in _COLUMNS):
+        raise ValueError("its columns do not all hold one value per judgment")
+    if not all(isinstance(v, str) for table in tables.values() for v in table):
+        raise ValueError("a query, document, source or author is not text")
+    queries = [normalise_query(q) for q in tables["queries"]]
+    out = []
+    for q, d, start, end, grade, when, src, quote, q_start, q_end, by in zip(*(columns[c] for c in _COLUMNS),
+                                                                              strict=True):
+        if not (_natural(start) and _natural(end) and end > start and _natural(q, small=True)
+                and _natural(d, small=True) and _natural(src, small=True) and _natural(by, small=True)):
+            raise ValueError(f"judgment {len(out) + 1} has a malformed place or reference")
+        if (q_start is None) != (q_end is None) or (q_start is not None and not (_natural(q_start)
+                                                                               and _natural(q_end))):
+            raise ValueError(f"judgment {len(out) + 1} has a malformed quote place")
+        if not isinstance(quote, str) or not isinstance(when, (int, float)) or isinstance(when, bool) \
+                or not math.isfinite(when):
+            raise ValueError(f"judgment {len(out) + 1} has a malformed quote or time")
+        out.append(Judgment(queries[q], tables["docs"][d], start, end, check_grade(grade), float(when),
+                            tables["sources"][src], quote, q_start, q_end, tables["by"][by]))
+    return out
+
+
+def _natural(value, *, small: bool = False) -> bool:
+    """A non-negative int (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0 and (not small or value < 2**31)
+
+
+def commit_change(store, name: str, change: Callable[[Judgments], tuple]) -> tuple:
+    """Apply ``change`` (current judgments -> ``(new judgments, ...)``) and commit the result.
+
+    The change is prepared outside the writer lock from the judgments as they are, and committed
+    under the lock when no other writer committed meanwhile (it is prepared again under the lock
+    when one did, or when the store cannot tell). Returns what ``change`` returned."""
+    from rag_core.collections.store.side_data import prepare_value
+
+    store = _store(store)
+
+    def prepare():
+        result = change(load_judgments(store, name))
+        return result, (prepare_value(result[0].to_payload()) if len(result[0]) else None)
+
+    token = store.data_token(name, DATA_KEY)
+    prepared = prepare() if token is not None else None
+    with store.writing(name):
+        if prepared is None or store.data_token(name, DATA_KEY) != token:
+            prepared = prepare()
+        store.write_data(name, DATA_KEY, prepared[1])  # serialised already: the lock is held for the write only
+    return prepared[0]
 
 
 def make_judgment(query: str, passages: Passages, chunk_index: int, grade: int, chunk_text: str = "", *,
@@ -397,30 +565,15 @@ def set_grade(store, name: str, judgment: Judgment | None = None, *, query: str 
               key: PassageKey | None = None) -> Judgments:
     """Keep ``judgment`` (replacing an earlier grade of the same passage for the same query),
     or, with ``query`` and ``key`` and no judgment, forget that grade. Returns all judgments."""
-    store = _store(store)
-    with store.writing(name):
-        judgments = load_judgments(store, name)
-        if judgment is not None:
-            judgments = judgments.with_judgment(judgment)
-        elif query is not None and key is not None:
-            judgments = judgments.without(query, key)
-        else:
-            raise ValueError("give a judgment, or a query and a passage key to forget")
-        _write(store, name, judgments)
-    return judgments
+    if judgment is not None:
+        return commit_change(store, name, lambda current: (current.with_judgment(judgment),))[0]
+    if query is not None and key is not None:
+        return commit_change(store, name, lambda current: (current.without(query, key),))[0]
+    raise ValueError("give a judgment, or a query and a passage key to forget")
 
 
 def add_judgments(store, name: str, records: Iterable[Judgment]) -> tuple[Judgments, int, int]:
-    """Merge many judgments at once; returns all, how many were new, how many replaced a grade."""
-    store = _store(store)
-    added = replaced = 0
-    with store.writing(name):
-        judgments = load_judgments(store, name)
-        for record in records:
-            if judgments.get(record.query, record.key) is None:
-                added += 1
-            else:
-                replaced += 1
-            judgments = judgments.with_judgment(record)
-        _write(store, name, judgments)
-    return judgments, added, replaced
+    """Merge many judgments at once (one pass, one write); returns all, how many were new, how
+    many replaced a grade."""
+    records = list(records)
+    return commit_change(store, name, lambda current: current.merged(records))

@@ -24,6 +24,7 @@ __all__ = [
     "short_title",
     "snippet",
     "spreadsheet_safe",
+    "strip_escape_sequences",
     "terminal_safe",
 ]
 
@@ -201,19 +202,40 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _CONTROL_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+# Whole terminal escape sequences (ECMA-48), so that none leaves a remnant ("[2J", "]0;pwned"):
+# a control sequence (ESC [ or CSI, parameter bytes, intermediate bytes, a final byte), a control
+# string (OSC, DCS, SOS, PM, APC: ESC ] P X ^ _ or their C1 forms, up to BEL or ST, or to the end
+# of the text when it is never ended: a terminal would swallow it too), and the other escapes
+# (ESC, intermediate bytes, a final byte: charset changes, keypad modes, a reset).
+ESCAPE_SEQUENCE = re.compile(
+    "(?:\x1b\\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    "|(?:\x1b[\\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\\\|\x9c)?"
+    "|\x1b[\x20-\x2f]*[\x30-\x7e]")
+# What a removed sequence is shown as: the symbol for escape, so it is not dropped silently.
+ESCAPE_SHOWN = "\u241b"
+
+
+def strip_escape_sequences(text: str, shown: str = ESCAPE_SHOWN) -> str:
+    """``text`` with every whole terminal escape sequence replaced by ``shown`` (see ESCAPE_SEQUENCE)."""
+    return ESCAPE_SEQUENCE.sub(shown, text) if ("\x1b" in text or any("\x90" <= ch <= "\x9f" for ch in text)) \
+        else text
+
+
 def _visible(match: re.Match) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def terminal_safe(text: object, *, one_line: bool = False) -> str:
-    """``text`` with every control character shown as an escape (ESC -> ``\\x1b``), so that
-    printing it cannot move the cursor, clear the screen or retitle the window.
+    """``text`` safe to print on a terminal: every whole escape sequence (clear the screen,
+    retitle the window, colours) removed and shown as ``␛``, every other control character shown
+    as an escape (BEL -> ``\\x07``), so that printing it cannot move the cursor, clear the
+    screen or retitle the window, and no remnant of a sequence (``[2J``) is left.
 
     Tabs and line feeds stay unless ``one_line`` (for file names, labels and table cells).
     Lone surrogates (undecodable bytes) are shown as ``\\udcXX`` rather than failing to print.
     """
-    text = "" if text is None else str(text)
+    text = strip_escape_sequences("" if text is None else str(text))
     text = (_CONTROL_ONE_LINE if one_line else _CONTROL).sub(_visible, text)
     if any("\ud800" <= ch <= "\udfff" for ch in text):
         text = "".join(f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch for ch in text)

@@ -279,5 +279,7 @@ def test_html_report_is_escaped_and_self_contained():
 
 
 def test_printable_strips_control_characters():
-    assert printable("a\x1b[31mred\x1b[0m\x07b\u202eevil\nline\tx") == "a[31mred[0mbevil line x"
+    # whole escape sequences go (shown as ␛), so no "[31m" remnant reaches the terminal (issue 22)
+    assert printable("a\x1b[31mred\x1b[0m\x07b\u202eevil\nline\tx") == "a␛red␛bevil line x"
+    assert printable("x\x1b[2J\x1b]0;pwned\x07y") == "x␛␛y"
     assert printable(None) == ""

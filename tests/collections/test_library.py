@@ -216,6 +216,36 @@ def test_an_ingest_that_adds_nothing_leaves_no_collection_behind(library, tmp_pa
     assert library.names() == ["kept"]
 
 
+def test_first_ingests_racing_to_make_one_collection_all_land(tmp_path, store_location):
+    """A lab's first shared upload: several ingests make the same new collection at the same
+    moment, many times over; exactly one makes each, and none fails for it."""
+    threads, rounds = 6, 12
+    libraries = [Library(tmp_path / "data", store=store_location) for _ in range(threads)]
+    barrier = threading.Barrier(threads)
+    made: dict[int, list[bool]] = {r: [] for r in range(rounds)}
+    errors: list[str] = []
+
+    def worker(k: int) -> None:
+        for r in range(rounds):
+            barrier.wait()
+            try:
+                made[r].append(libraries[k].create_for_ingest(f"shared {r}"))
+            except Exception as exc:  # noqa: BLE001 - the test counts them
+                errors.append(f"round {r}: {type(exc).__name__}: {exc}")
+
+    pool = [threading.Thread(target=worker, args=(k,)) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(timeout=300)
+    assert errors == []
+    assert all(sorted(made[r]) == [False] * (threads - 1) + [True] for r in range(rounds)), made
+    assert libraries[0].names() == sorted(f"shared {r}" for r in range(rounds))
+    libraries[0].create("Papers")
+    with pytest.raises(CollectionExistsError):  # a clash in case only is still refused
+        libraries[0].create_for_ingest("papers")
+
+
 def test_uploads_are_name_and_bytes_pairs(library, pdf_dir):
     data = (pdf_dir / OTHER).read_bytes()
     report = library.add_pdfs("c", [("../../evil/name.pdf", data)], compute_embeddings=False)

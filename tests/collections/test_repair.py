@@ -66,3 +66,34 @@ def test_a_commit_landing_between_the_two_steps_is_not_overwritten(broken, pdf_d
     rebuild_documents(broken.store, report)
     assert broken.version("c") == committed and report.rebuild is not None
     assert "during the repair" in report.problems[-1] and not report.ok
+
+
+def test_originals_no_repair_can_restore_are_named_with_the_commands_that_fix_them(tmp_path, pdf_dir, capsys):
+    """An altered original (the index intact) and a lost one (the index damaged too, so a rebuild
+    needs it): the report names each document and the commands, and they work."""
+    library = Library(tmp_path / "data")
+    library.add_pdfs("c", [pdf_dir / SMALL, pdf_dir / OTHER], compute_embeddings=False)
+    files = library.root / "collections" / "c" / "files"
+    by_source = {d["source"]: d["sha256"] for d in library.documents("c")}
+    (files / f"{by_source[SMALL]}.pdf").write_bytes(b"%PDF-1.4 not the paper any more")
+    assert main(["--data-dir", str(library.root), "check-store", "c", "--repair"]) == 1
+    out = capsys.readouterr().out
+    assert f"  to fix: '{SMALL}': its stored original PDF is altered" in out
+    assert f"`rag-core remove c {SMALL}`, then `rag-core ingest c PATH/TO/{SMALL}`" in out
+    assert [a for a in library.check("c").actions if OTHER in a] == []  # only the damaged one
+    # what the report says to do, done: the collection is whole again
+    assert main(["--data-dir", str(library.root), "remove", "c", SMALL]) == 0
+    assert main(["--data-dir", str(library.root), "ingest", "c", str(pdf_dir / SMALL), "--no-embed",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert library.check("c").problems == [] and {d["source"] for d in library.documents("c")} == {SMALL, OTHER}
+
+
+def test_a_document_a_rebuild_could_not_restore_is_named_with_the_command(broken, committed, capsys):
+    files = broken.root / "collections" / "c" / "files"
+    lost = next(sha for sha, source in committed.items() if source == OTHER)
+    (files / f"{lost}.pdf").unlink()
+    report = broken.check("c", repair=True)
+    assert not report.ok and {d["source"] for d in broken.documents("c")} == {SMALL}
+    assert len(report.actions) == 1 and report.actions[0].startswith(f"'{OTHER}': its stored original PDF is missing")
+    assert f"`rag-core ingest c PATH/TO/{OTHER}`" in report.actions[0] and "rag-core remove" not in report.actions[0]

@@ -107,9 +107,16 @@ def test_highlight_ignores_bad_and_overlapping_spans():
 
 
 @pytest.mark.parametrize(("raw", "shown"), [
-    ("clear\x1b[2Jscreen", "clear\\x1b[2Jscreen"),
-    ("\x1b]0;pwned\x07title", "\\x1b]0;pwned\\x07title"),
-    ("csi\x9b31m", "csi\\x9b31m"),
+    ("clear\x1b[2Jscreen", "clear␛screen"),  # a whole sequence goes, shown as the escape symbol
+    ("\x1b]0;pwned\x07title", "␛title"),
+    ("\x1b]0;pwned\x1b\\title", "␛title"),  # ended by ST
+    ("\x1b]0;never ended", "␛"),
+    ("csi\x9b31m", "csi␛"),
+    ("\x1b[38;5;196mred\x1b[0m", "␛red␛"),
+    ("dcs\x1bPq#0;2;0;0;0\x1b\\end", "dcs␛end"),
+    ("charset\x1b(Bx", "charset␛x"),
+    ("lone escape\x1b", "lone escape\\x1b"),  # no sequence: the control character is shown
+    ("bell\x07", "bell\\x07"),
     ("over\rwrite", "over\\x0dwrite"),
     ("del\x7f", "del\\x7f"),
     ("bidi \u202eevil\u202c", "bidi \\u202eevil\\u202c"),
@@ -120,6 +127,8 @@ def test_highlight_ignores_bad_and_overlapping_spans():
 def test_terminal_safe_shows_control_characters_as_escapes(raw, shown):
     assert terminal_safe(raw) == shown
     assert terminal_safe(raw).isprintable()
+    for remnant in ("[2J", "]0;pwned", "[38;5", "#0;2", "31m"):
+        assert remnant not in terminal_safe(raw)
 
 
 def test_terminal_safe_keeps_lines_unless_one_line():

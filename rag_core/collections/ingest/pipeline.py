@@ -36,6 +36,7 @@ from rag_core.collections.ingest.inputs import InputFile, read_input
 from rag_core.collections.ingest.progress import IngestProgress, _Clock
 from rag_core.collections.ingest.rates import _remember_index_rate, remember_rates
 from rag_core.collections.store.base import CollectionStore, EmbeddingStatus
+from rag_core.errors import StoreConnectionError
 from rag_core.pdf.extraction import PdfExtraction
 from rag_core.settings import EXTRACT_WORKERS, SEGMENT_MAX_CHUNKS
 from rag_core.text.passage_context import chunk_pdf
@@ -78,6 +79,9 @@ class IngestReport:
     searchable_after_s: float | None = None
     embedding: EmbeddingStatus | None = None
     collection_removed: bool = False  # created by this ingest and removed again: nothing could be added
+    # The store could not be reached after the commit (a database server lost right after it): the
+    # documents are in the version committed; what was left undone (the dense vectors) and why.
+    store_lost: str | None = None
 
     @property
     def added(self) -> list[FileReport]:
@@ -97,6 +101,7 @@ class IngestReport:
             "version": self.version,
             "embedding": None if self.embedding is None else self.embedding.to_dict(),
             "collection_removed": self.collection_removed,
+            "store_lost": self.store_lost,
         }
 
 
@@ -144,7 +149,15 @@ def ingest_files(
         _commit(store, name, chunked, slots, report, clock)
         report.searchable_after_s = time.perf_counter() - started
     report.files.extend(slot for slot in slots if slot is not None)
-    report.embedding = _embed(store, name, embed, clock)
+    try:
+        report.embedding = _embed(store, name, embed, clock)
+    except StoreConnectionError as exc:
+        if report.version is None:
+            raise
+        # the commit landed; a store lost afterwards leaves only the vectors to compute
+        report.store_lost = (f"{str(exc).rstrip('.')}. The documents were committed (version {report.version}) "
+                             "before the store was lost; their dense vectors are computed by "
+                             f"`rag-core embed {name}` once it is back.")
     report.seconds = time.perf_counter() - started
     clock.emit("done")
     return report

@@ -206,6 +206,11 @@ class CheckReport:
     # name ("" when unknown) of the documents to rebuild from their stored originals, which the
     # caller above the store does (rag_core.collections.repair); None: nothing to rebuild.
     rebuild: dict[str, str] | None = None
+    # Documents whose stored original is missing or altered: source name -> "missing" or "altered"
+    # (page images and a rebuild need it; only the user's copy of the PDF can replace it).
+    originals: dict[str, str] = field(default_factory=dict)
+    # What the user can do about what a repair could not fix: one line each, with the command.
+    actions: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -472,11 +477,22 @@ class CollectionStore(ABC):
     # ---------------------------------------------------------------- side data (the relevance lab's)
     @abstractmethod
     def read_data(self, name: str, key: str):
-        """A JSON value kept with the collection outside its versions (judgments, snapshots), or None."""
+        """A JSON value kept with the collection outside its versions (judgments, snapshots), or None.
+
+        Side data is committed in checksummed generations (:mod:`.side_data`): a live value that
+        was lost or altered is read from its committed copy, and ``check`` reports it."""
 
     @abstractmethod
     def write_data(self, name: str, key: str, value) -> None:
-        """Replace a JSON value atomically (the caller holds :meth:`writing`); ``None`` deletes it."""
+        """Replace a JSON value atomically as a new generation (the caller holds :meth:`writing`);
+        ``None`` deletes it. ``value`` may be a
+        :class:`~rag_core.collections.store.side_data.PreparedValue`, serialised before the lock."""
+
+    def data_token(self, name: str, key: str) -> str | None:
+        """A value that changes whenever ``key``'s value does, so a writer can prepare a new value
+        outside the writer lock and only commit it under the lock (None: unknown, read it again
+        under the lock)."""
+        return None
 
     @abstractmethod
     def list_data(self, name: str, prefix: str = "") -> list[str]:

@@ -384,10 +384,18 @@ def test_side_data_lives_outside_versions(tmp_path, store_location, pdf_dir):
 
 
 def test_damaged_side_data_is_reported(copy):
+    """A damaged live value is read from its committed copy, reported, and restored by a repair;
+    when the copy is damaged as well, reading it is an error that names it."""
     store = copy.store
     with store.writing("c"):
         store.write_data("c", "judgments", [{"query": "q", "grade": 3}])
     (collection(copy) / "data" / "judgments.json").write_text("{broken")
+    assert store.read_data("c", "judgments") == [{"query": "q", "grade": 3}]
+    assert any("judgments" in p for p in copy.check("c").problems)
+    assert copy.check("c", repair=True).ok and copy.check("c").problems == []
+    assert json.loads((collection(copy) / "data" / "judgments.json").read_text()) == [{"query": "q", "grade": 3}]
+    (collection(copy) / "data" / "judgments.json").write_text("{broken")
+    for kept in (collection(copy) / "data-history").rglob("*.json"):
+        kept.write_text("{broken")
     with pytest.raises(CollectionError, match="judgments"):
         store.read_data("c", "judgments")
-    assert any("judgments" in p for p in copy.check("c").problems)

@@ -6,6 +6,7 @@ writes between processes, masked passwords, bound parameters, copying between st
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -205,6 +206,68 @@ def test_two_processes_ingesting_into_one_collection_lose_nothing(pg_url, pdf_di
     index = library.load_index("c")
     assert len(index.chunks) == sum(d["chunks"] for d in documents)
     assert library.check("c").ok
+
+
+@pytest.mark.slow
+def test_two_first_ingests_into_a_new_collection_both_land(pg_url, pdf_dir):
+    """Two processes add to a collection that does not exist yet (a lab's first shared upload),
+    round after round: both land every time (benchmarks/bench_pg_first_ingest.py measures 20 rounds)."""
+    library = Library(store=pg_url)
+    for r in range(3):
+        name = f"first upload {r}"
+        children = [subprocess.Popen([sys.executable, "-m", "rag_core", "--store", pg_url, "ingest", name,
+                                      str(pdf_dir / pdf), "--no-embed", "--json"], env=ENV, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True) for pdf in (SMALL, OTHER)]
+        for child in children:
+            out, err = child.communicate(timeout=600)
+            assert child.returncode == 0, err[-3000:]
+            assert json.loads(out)["files"][0]["status"] == "ok"
+        assert sorted(d["source"] for d in library.documents(name)) == sorted([SMALL, OTHER])
+        assert library.check(name).ok
+
+
+def test_a_server_lost_right_after_a_commit_is_reported_as_such(tmp_path, pdf_dir, monkeypatch, capsys):
+    """The documents were committed: the ingest says so and what was left undone, exits 0, and the
+    connection pool's retries print nothing."""
+    import warnings
+
+    from rag_core.collections.store.postgres.connection import engine
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+    server = pgserver.get_server(tmp_path / "pg", cleanup_mode=None)
+    url = server.get_uri("postgres")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    pid = server.get_pid()
+    committed = []
+    real_commit = PostgresStore.commit
+
+    def commit_then_lose_the_server(self, *args, **kwargs):
+        version = real_commit(self, *args, **kwargs)
+        committed.append(version)
+        os.kill(pid, signal.SIGQUIT)  # an immediate shutdown: every connection dies
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        return version
+
+    monkeypatch.setattr(PostgresStore, "commit", commit_then_lose_the_server)
+    try:
+        assert main(["--store", url, "ingest", "papers", str(pdf_dir / SMALL), "--no-progress"]) == 0
+        out, err = capsys.readouterr()
+        assert committed == ["v000001"]
+        assert re.search(r"^ok\s+" + re.escape(SMALL), out, re.M), out
+        assert "were committed (version v000001)" in err and "rag-core embed papers" in err, err
+        assert "error connecting" not in err and "Traceback" not in err and err.count("\n") == 1, err
+    finally:
+        engine(url).close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_check_reports_damage_and_repairs_what_it_can(pg_url, pdf_dir):

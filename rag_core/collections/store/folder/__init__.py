@@ -9,7 +9,9 @@ Layout of a collection folder::
                               (with the checksum of each segment's manifest)
         segments/s000003/     an immutable index folder (rag_core.collections.store.index_files)
                               of at most SEGMENT_MAX_CHUNKS chunks, shared by the versions naming it
-        data/<key>.json       side data of the relevance lab (judgments, snapshots), outside versions
+        data/<key>.json       side data of the relevance lab (judgments, snapshots), outside versions;
+                              data-records.json holds each key's committed generation and checksum,
+                              data-history/ copies of its last generations (:mod:`.side_data`)
         vectors/<key>.npy     dense vectors computed after the last commit, one file per
                               document, folded into the next version
                               (and progress.json, the embedder's progress)
@@ -25,6 +27,6 @@ calls a collection damaged only when a full checksum re-check proves it.
 
 The modules: :mod:`.layout` (paths, reading versions and the live pointer), :mod:`.segments`
 (writing segments and versions, pruning), :mod:`.vectors` (vectors written behind and the
-embedder's progress), :mod:`.store` (:class:`~.store.FolderStore`) and :mod:`.check` (check
-and repair).
+embedder's progress), :mod:`.side_data` (side data as committed, checksummed generations),
+:mod:`.store` (:class:`~.store.FolderStore`) and :mod:`.check` (check and repair).
 """

@@ -1,5 +1,6 @@
 """Check and repair of a collection folder: every file against its checksum, the live pointer,
-the originals of the live documents, vector files, side data, leftovers of killed writes.
+the originals of the live documents, vector files, side data (against its recorded checksums:
+:mod:`.side_data`), leftovers of killed writes.
 
 A repair does what the folder alone can: it writes lost settings again, points ``CURRENT`` at
 a complete version holding the committed documents, and removes what is damaged. When no
@@ -32,6 +33,7 @@ from rag_core.collections.store.folder.layout import (
     version_record,
     version_segments,
 )
+from rag_core.collections.store.folder.side_data import FolderSideData
 from rag_core.collections.store.folder.vectors import damaged_vector_files
 from rag_core.collections.store.index_files import MANIFEST, file_digest, load_index, read_manifest, verify_index_files
 from rag_core.errors import CollectionError, IndexFormatError
@@ -108,19 +110,17 @@ def _check_locked(store: FolderStore, path: Path, report: CheckReport, *, repair
             pdf = path / "files" / f"{doc['sha256']}.pdf"
             if not pdf.is_file():
                 problem(f"the original of {doc['source']!r} is missing (page images cannot be shown)")
+                report.originals[doc["source"]] = "missing"
             elif file_digest(pdf) != doc["sha256"]:
                 problem(f"the original of {doc['source']!r} was altered (its checksum differs)")
+                report.originals[doc["source"]] = "altered"
     # vectors written behind
     for item in damaged_vector_files(path):
         problem(f"vectors/{item.name} is damaged")
         if repair:
             item.unlink(missing_ok=True)
             fixed(f"removed vectors/{item.name} (it will be computed again)")
-    for key in store.list_data(name):
-        try:
-            store.read_data(name, key)
-        except CollectionError:
-            problem(f"data/{key}.json is not valid JSON (the relevance lab's {key.split('/')[0]})")
+    FolderSideData(path).check(report, repair=repair)  # the relevance lab's judgments and snapshots
     if leftovers(path):
         problem(f"{len(leftovers(path))} temporary file(s) left by interrupted writes")
         if repair:

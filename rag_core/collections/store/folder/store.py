@@ -38,12 +38,12 @@ from rag_core.collections.store.folder.layout import (
     Resolved,
     checked_manifest_digest,
     clean_leftovers,
-    read_json,
     read_settings_at,
     resolve,
     version_record,
     version_segments,
 )
+from rag_core.collections.store.folder.side_data import FolderSideData
 from rag_core.collections.store.index_files import MANIFEST, load_index, verify_index_files
 from rag_core.errors import (
     CollectionBusyError,
@@ -410,27 +410,21 @@ class FolderStore(CollectionStore):
                                      embedder_alive=vector_files.pid_alive(progress.get("pid")))
 
     # ---------------------------------------------------------------- side data
+    def side_data(self, name: str) -> FolderSideData:
+        """The collection's side data: committed generations with checksums (see :mod:`.side_data`)."""
+        return FolderSideData(self._existing(name))
+
     def read_data(self, name: str, key: str):
-        path = self._existing(name) / "data" / f"{check_data_key(key)}.json"
-        try:
-            return read_json(path, f"its {key}", name)
-        except FileNotFoundError:
-            return None
+        return self.side_data(name).read(check_data_key(key))
 
     def write_data(self, name: str, key: str, value) -> None:
-        path = self._existing(name) / "data" / f"{check_data_key(key)}.json"
-        if value is None:
-            path.unlink(missing_ok=True)
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(path, value)
+        self.side_data(name).write(check_data_key(key), value)
+
+    def data_token(self, name: str, key: str) -> str | None:
+        return self.side_data(name).token(check_data_key(key))
 
     def list_data(self, name: str, prefix: str = "") -> list[str]:
-        folder = self._existing(name) / "data"
-        if not folder.is_dir():
-            return []
-        keys = [p.relative_to(folder).as_posix()[:-5] for p in folder.rglob("*.json") if not p.name.startswith(".")]
-        return sorted(k for k in keys if k.startswith(prefix))
+        return self.side_data(name).keys(prefix)
 
     # ---------------------------------------------------------------- integrity
     def check(self, name: str, *, repair: bool = False) -> CheckReport:

@@ -14,6 +14,7 @@ for the privileges the role needs. The modules, bottom-up:
   stored TF-IDF/BM25 files), shared by the store and its check;
 * :mod:`.cache` -- each process's cache of fitted lexical indexes and vectors per version;
 * :mod:`.commit` -- the one transaction that makes a new version;
+* :mod:`.side_data` -- the relevance lab's side data as committed, checksummed generations;
 * :mod:`.store` -- :class:`~.store.PostgresStore`, and its dense search through pgvector;
 * :mod:`.check` -- check and repair.
 

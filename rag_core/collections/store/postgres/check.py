@@ -1,6 +1,7 @@
 """Check and repair of a PostgreSQL collection: settings, version records, document and chunk
 counts, the originals' checksums, the stored TF-IDF/BM25, vector dimensions, rows of versions
-that never became live, and an HNSW index an interrupted build left invalid."""
+that never became live, an HNSW index an interrupted build left invalid, and the side data
+against its recorded checksums (:mod:`.side_data`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from psycopg import sql
 
 from rag_core.collections.store.base import CheckReport, check_documents, default_settings
 from rag_core.collections.store.lexical_state import lexical_state_bytes
+from rag_core.collections.store.postgres import side_data
 from rag_core.collections.store.postgres.cache import fit_lexical, index_from_stored
 from rag_core.collections.store.postgres.codecs import chunk_from_row, dumps_for_pg, loads_from_pg
 from rag_core.collections.store.postgres.rows import (
@@ -59,6 +61,7 @@ def check_collection(store: PostgresStore, name: str, *, repair: bool) -> CheckR
         if row.lexical_of is not None:
             _check_lexical(conn, row, live, report, repair=repair)
         _check_rest(conn, row, live, report, repair=repair)
+        side_data.check(conn, row, report, repair=repair)  # the relevance lab's judgments and snapshots
     return report
 
 
@@ -95,8 +98,10 @@ def _check_documents(conn: psycopg.Connection, row: CollectionRow, live: int, re
             problem(f"document {source!r} has {count} stored chunks, its record says {n_chunks}")
         if file_digest is None:
             problem(f"the original of {source!r} is missing (page images cannot be shown)")
+            report.originals[source] = "missing"
         elif bytes(file_digest).hex() != sha:
             problem(f"the original of {source!r} was altered (its checksum differs)")
+            report.originals[source] = "altered"
 
 
 def _check_lexical(conn: psycopg.Connection, row: CollectionRow, live: int | None, report: CheckReport, *,

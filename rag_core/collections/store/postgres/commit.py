@@ -19,7 +19,7 @@ from rag_core.collections.store.postgres.cache import fit_lexical
 from rag_core.collections.store.postgres.codecs import VectorParam, dumps_for_pg, register_copy_dumpers, text_for_pg
 from rag_core.collections.store.postgres.rows import collection_row, collection_settings, store_lexical_files
 from rag_core.collections.store.postgres.schema import SHA_RE, VISIBLE, version_name
-from rag_core.errors import CollectionError
+from rag_core.errors import CollectionError, StoreConnectionError
 from rag_core.settings import PG_ANALYZE_MIN_ROWS
 
 if TYPE_CHECKING:
@@ -45,12 +45,22 @@ def commit_documents(store: PostgresStore, name: str, *, documents: list[dict], 
         if not np.isfinite(embeddings[dense_mask]).all():
             raise ValueError("refusing to store embeddings that hold NaN or infinite values")
     groups, grouped = group_chunks(documents, chunks, name)
+    progress = {"commit_sent": False}
     with store.writing(name):
         files = {}
         if chunks:  # fitted once here, as the folder store does, so readers need not fit it again
             files = lexical_state_bytes(fit_lexical(chunks, store.read_settings(name)))
-        version, inserted = _write_version(store.engine, name, documents, chunks, groups, grouped, embeddings,
-                                           dense_mask, new_files, files)
+        try:
+            version, inserted = _write_version(store.engine, name, documents, chunks, groups, grouped, embeddings,
+                                               dense_mask, new_files, files, progress)
+        except StoreConnectionError as exc:
+            if progress["commit_sent"]:
+                raise StoreConnectionError(
+                    f"{str(exc).rstrip('.')}. The connection was lost while collection {name!r}'s new version was "
+                    f"being committed: it may have landed; `rag-core list {name}` tells once the store is back.") \
+                    from None
+            raise StoreConnectionError(f"{str(exc).rstrip('.')}. Nothing was committed to collection {name!r}.") \
+                from None
     if inserted >= PG_ANALYZE_MIN_ROWS:
         analyze(store.engine)
     return version
@@ -63,14 +73,15 @@ def analyze(engine: Engine) -> None:
     try:
         with engine.connection() as conn:
             conn.execute("ANALYZE rag_core.documents, rag_core.chunks")
-    except psycopg.Error as exc:  # statistics are an optimisation: autovacuum refreshes them later
+    except (psycopg.Error, StoreConnectionError) as exc:  # an optimisation: autovacuum refreshes them later
         log.warning("ANALYZE after a large commit failed: %s", exc)
 
 
 def _write_version(engine: Engine, name: str, documents: list[dict], chunks: list[dict], groups: list[list[int]],
                    grouped: bool, embeddings: np.ndarray | None, dense_mask: np.ndarray | None,
-                   new_files: dict[str, bytes], files: dict[str, bytes]) -> tuple[str, int]:
-    """The commit's transaction; returns the new version and how many chunk rows it wrote."""
+                   new_files: dict[str, bytes], files: dict[str, bytes], progress: dict) -> tuple[str, int]:
+    """The commit's transaction; returns the new version and how many chunk rows it wrote
+    (``progress["commit_sent"]`` is set once every row is written and the COMMIT goes out)."""
     with engine.connection() as conn, conn.transaction():
         row = collection_row(conn, name, lock=True)
         key_model = model_key(collection_settings(row))
@@ -152,6 +163,7 @@ def _write_version(engine: Engine, name: str, documents: list[dict], chunks: lis
             "UPDATE rag_core.collections SET live_version = %s, updated = %s, vectors_generation = %s, "
             "dim = %s WHERE id = %s", (number, now, generation, dim, row.id))
         prune(conn, row.id, number, row.live)
+        progress["commit_sent"] = True  # leaving the block sends COMMIT: a connection lost now leaves it unknown
     return version_name(number), len(order)
 
 

@@ -26,6 +26,7 @@ from rag_core.collections.store.base import (
     embedding_status_from,
     validate_collection_name,
 )
+from rag_core.collections.store.postgres import side_data
 from rag_core.collections.store.postgres.cache import (
     LexicalIndex,
     build_lexical,
@@ -530,30 +531,23 @@ class PostgresStore(CollectionStore):
     # ---------------------------------------------------------------- side data
     def read_data(self, name: str, key: str):
         check_data_key(key)
-        with self.engine.connection() as conn:
-            row = collection_row(conn, name)
-            found = conn.execute("SELECT value FROM rag_core.side_data WHERE collection_id = %s AND key = %s",
-                                 (row.id, key)).fetchone()
-        return None if found is None else loads_from_pg(found[0])
+        with self._read() as conn:
+            return side_data.read(conn, collection_row(conn, name), key)
 
     def write_data(self, name: str, key: str, value) -> None:
         check_data_key(key)
         with self.engine.connection() as conn:
-            row = collection_row(conn, name)
-            if value is None:
-                conn.execute("DELETE FROM rag_core.side_data WHERE collection_id = %s AND key = %s", (row.id, key))
-                return
-            conn.execute(
-                "INSERT INTO rag_core.side_data (collection_id, key, value, updated) VALUES (%s, %s, %s::jsonb, %s) "
-                "ON CONFLICT (collection_id, key) DO UPDATE SET value = EXCLUDED.value, updated = EXCLUDED.updated",
-                (row.id, key, dumps_for_pg(value), time.time()))
+            side_data.write(conn, collection_row(conn, name), key, value)
+
+    def data_token(self, name: str, key: str) -> str:
+        check_data_key(key)
+        with self._read() as conn:
+            return side_data.token(conn, collection_row(conn, name), key)
 
     def list_data(self, name: str, prefix: str = "") -> list[str]:
-        with self.engine.connection() as conn:
-            row = collection_row(conn, name)
-            keys = [r[0] for r in conn.execute("SELECT key FROM rag_core.side_data WHERE collection_id = %s",
-                                               (row.id,))]
-        return sorted(k for k in keys if k.startswith(prefix))
+        with self._read() as conn:
+            keys = side_data.keys(conn, collection_row(conn, name))
+        return [k for k in keys if k.startswith(prefix)]
 
     # ---------------------------------------------------------------- integrity
     def check(self, name: str, *, repair: bool = False) -> CheckReport:

@@ -25,9 +25,21 @@ from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.render import page_label, snippet
 from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
+from rag_core.retrieval.links import (
+    ALL_DOCUMENTS,
+    DEFAULT_EXACT_MODE,
+    DEFAULT_TOP,
+    MAX_TOP,
+    ComparisonLink,
+    comparison_from_params,
+    comparison_params,
+    page_address,
+)
 from rag_core.retrieval.search_spec import SearchSpec
 
 RESULT_KEY = "cmp_result"
+ADDRESS_KEY = "cmp_address"  # the address's parameters last applied or written
+LINK_PROBLEMS_KEY = "cmp_link_problems"  # what a link asked for that could not be done
 PICK_KEY = "cmp_passage"
 OPEN_KEY = "cmp_open_passage"  # set when a row is clicked or picked: the passage dialog opens once
 LIST_TITLES = {"tfidf": "TF-IDF", "hybrid": "Hybrid", "exact": "Exact"}
@@ -136,25 +148,91 @@ def option_label(kind: str, row: dict) -> str:
 # ---------------------------------------------------------------- the form
 
 
-def controls(lib) -> None:
+def read_address() -> ComparisonLink | None:
+    """The comparison the address asks for, once per address (a link opened, a reload, an edit)."""
+    params = st.query_params.to_dict()
+    if set(params) <= {"collection"} or params == st.session_state.get(ADDRESS_KEY):
+        return None
+    st.session_state[ADDRESS_KEY] = params
+    return comparison_from_params(params)
+
+
+def apply_address(lib, name: str, docs: list[dict], asked: ComparisonLink) -> None:
+    """Put what the address asks for into the form and the knobs, and search it at once."""
+    problems = list(asked.problems)
+    if asked.collection and asked.collection != name:
+        return  # pick_collection said that it is missing; nothing of it applies to another collection
+    if asked.query is not None:
+        st.session_state["cmp_query"] = asked.query
+        st.session_state[AUTORUN_KEY] = asked.query
+    sources = [d["source"] for d in docs]
+    if asked.source is not None:
+        if asked.source in sources:
+            st.session_state["cmp_source"] = asked.source
+        else:
+            problems.append(f"the collection has no document “{asked.source}”: searching all documents")
+            st.session_state["cmp_source"] = ALL_DOCUMENTS
+    else:
+        st.session_state["cmp_source"] = ALL_DOCUMENTS
+    st.session_state["cmp_top"] = asked.top or DEFAULT_TOP
+    st.session_state["cmp_mode"] = asked.exact_mode or DEFAULT_EXACT_MODE
+    st.session_state["cmp_phrase"] = asked.phrase or ""
+    if asked.spec:
+        model = preferences().cross_encoder_model
+        spec = lab_ui.current_spec(lib, name, model).with_changes(**asked.spec)
+        lab_ui.remember_spec(lib, name, spec, prefix="cmp")
+        if asked.spec.get("reranker") == "cross_encoder" and not lab_ui.has_cross_encoder(model):
+            problems.append("the link asks for the cross-encoder, which cannot be loaded here: the hybrid list "
+                            "is ordered by fusion instead (see Settings)")
+    if problems:
+        st.session_state[LINK_PROBLEMS_KEY] = problems
+
+
+def write_address(name: str) -> str:
+    """Keep the address in step with what is shown; returns the full link to it."""
+    stored = st.session_state.get(RESULT_KEY)
+    if stored and stored["request"]["collection"] == name:
+        r = stored["request"]
+        params = comparison_params(name, r["query"], source=r["source"], top=r["top"], exact_mode=r["mode"],
+                                   phrase=r["phrase"], spec=SearchSpec.from_dict(stored["config"], strict=False))
+    else:
+        params = {"collection": name}
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    st.session_state[ADDRESS_KEY] = params
+    return page_address(st.context.url, "/compare", params)
+
+
+def controls(lib) -> str | None:
+    """The form; returns the collection picked (None: nothing to show)."""
+    asked = read_address()
     top_row = st.columns([2, 2], gap="medium")
     with top_row[0]:
         name = pick_collection("Collection", key="cmp_collection")
     if name is None:
-        return
+        return None
     docs = lib.documents(name)
     if not docs:
         text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
         link(PAGES["collections"], "Add PDFs", ":material/library_books:")
-        return
-    source = top_row[1].selectbox("Documents", ["All documents"] + [d["source"] for d in docs], key="cmp_source")
+        return None
+    if asked is not None:
+        apply_address(lib, name, docs, asked)
+    problems = st.session_state.pop(LINK_PROBLEMS_KEY, None)
+    if problems:
+        note("warning", "The link was opened with changes: " + "; ".join(problems) + ".")
+    choices = [ALL_DOCUMENTS] + [d["source"] for d in docs]
+    if st.session_state.get("cmp_source") not in (None, *choices):
+        st.session_state["cmp_source"] = ALL_DOCUMENTS
+    source = top_row[1].selectbox("Documents", choices, key="cmp_source")
     with st.form("compare_form", border=False):
         q_col, b_col = st.columns([6, 1], vertical_alignment="bottom")
         query = q_col.text_input("Question, claim or key words", key="cmp_query",
                                  placeholder="e.g. how does masked language modelling work?", max_chars=10_000)
         submitted = b_col.form_submit_button("Compare", type="primary", width="stretch")
         c1, c3, c4 = st.columns([1, 2, 3])
-        top = c1.number_input("Top-k", min_value=1, max_value=100, value=10, step=1, key="cmp_top",
+        st.session_state.setdefault("cmp_top", DEFAULT_TOP)
+        top = c1.number_input("Top-k", min_value=1, max_value=MAX_TOP, step=1, key="cmp_top",
                               help="How many passages each list shows")
         mode = c3.selectbox("Exact search", list(EXACT_MODES), format_func=EXACT_MODES.get, key="cmp_mode")
         phrase = c4.text_input("Exact phrase (optional)", key="cmp_phrase",
@@ -167,15 +245,16 @@ def controls(lib) -> None:
     if submitted:
         if not (query or "").strip():
             st.warning("Type a question, a claim or some key words first.")
-            return
+            return name
         phrase = (phrase or "").strip() or None
         request = {"collection": name, "query": query, "top": int(top), "mode": mode, "phrase": phrase,
                    "source": source}
         run_search(lib, request, spec)
-        return
+        return name
     stored = st.session_state.get(RESULT_KEY)
     if stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
         run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
+    return name
 
 
 def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = None) -> None:
@@ -185,7 +264,7 @@ def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = Non
     if index is None:
         return
     method = method_for_spec(spec)
-    sources = None if request["source"] == "All documents" else [request["source"]]
+    sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
     with st.spinner("Searching three ways…"):
         result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
                          exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
@@ -269,9 +348,9 @@ def list_caption(kind: str, result: dict, settings: dict) -> str:
     return f"Where {what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')}): {found}{shown}."
 
 
-def show_results(lib) -> None:
+def show_results(lib, name: str, address: str) -> None:
     stored = st.session_state.get(RESULT_KEY)
-    if not stored:
+    if not stored or stored["request"]["collection"] != name:
         st.caption("Type a question and press **Compare**: the three lists appear side by side; clicking a row "
                    "opens the whole passage with its PDF page. Judge passages below the lists to see which "
                    "method wins.")
@@ -283,7 +362,13 @@ def show_results(lib) -> None:
         return
     stale = lib.version(name) != settings["collection_version"]
     titles = document_titles(lib, name)
-    text_line(f"Results for “{result['query']}” in {name}", heading=True)
+    head, share = st.columns([6, 1], vertical_alignment="center")
+    with head:
+        text_line(f"Results for “{result['query']}” in {name}", heading=True)
+    with share.popover("Copy link", icon=":material/link:", width="stretch"):
+        text_line("This address opens the same comparison (collection, question, documents, top-k and every "
+                  "hybrid setting). Copy it with the button at its right:", muted=True)
+        st.code(address, language=None, wrap_lines=True)
     if stale:
         st.warning("The collection changed since these results were computed: press Compare again.")
     text_line("Hybrid reranker:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
@@ -582,8 +667,10 @@ def body() -> None:
                "then a reranker) and exact text. ▲▼ show how hybrid moved a passage against TF-IDF; ★ marks "
                "passages TF-IDF did not find. Grade passages to see which method wins.")
     lib = library()
-    controls(lib)
-    show_results(lib)
+    name = controls(lib)
+    if name is None:
+        return
+    show_results(lib, name, write_address(name))
 
 
 run_page("compare", body)

@@ -26,6 +26,8 @@ IMPORT_KEY = "lab_import_report"
 FLASH_KEY = "lab_flash"
 COMPARE_QUERY_KEY = "cmp_query"
 AUTORUN_KEY = "cmp_autorun"  # Compare searches this question as soon as it opens
+TAB_PARAM = "tab"
+TABS = ("Query set", "Snapshots", "Optimiser", "Import / export")
 SCHEMES = {"loo": "leave one query out", "split": "held-out half (random split)"}
 
 
@@ -356,7 +358,8 @@ def body() -> None:
         return
     spec = lab_ui.knob_panel(lib, name, prefix="lab", cross_encoder_model=preferences().cross_encoder_model)
     judgments = load_judgments(lib, name)
-    tabs = st.tabs(["Query set", "Snapshots", "Optimiser", "Import / export"])
+    # the open tab lives in the address (/lab?tab=Optimiser): kept across setting changes, reruns and reloads
+    tabs = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params")
     if not len(judgments):
         for tab in tabs[:3]:
             with tab:

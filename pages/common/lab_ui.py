@@ -59,6 +59,13 @@ def _remember(name: str, spec: SearchSpec) -> None:
     st.session_state.setdefault(CONFIG_KEY, {})[name] = spec.to_dict()
 
 
+def remember_spec(lib, name: str, spec: SearchSpec, *, prefix: str) -> None:
+    """Make ``spec`` the knobs' search for ``name`` (a link opened): the knobs show it on this run."""
+    _remember(name, spec)
+    for knob in KNOBS:
+        st.session_state.pop(f"{prefix}_{knob}_{name}", None)
+
+
 def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) -> SearchSpec:
     """The hybrid-search knobs; returns the search they show (with ``cross_encoder_model``, the app's).
     A change is kept for the tab and re-runs what depends on it."""

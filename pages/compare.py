@@ -23,6 +23,15 @@ from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label,
 from rag_core.evaluation.metrics import LOWER_BOUND_NOTE
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.output.export import comparison_csv, comparison_json
+from rag_core.output.passages import (
+    list_passage,
+    ordered_by,
+    overlap_marks,
+    overlap_text,
+    passage_spans,
+    title_chip,
+    verify_statement,
+)
 from rag_core.output.render import page_label, snippet
 from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
 from rag_core.retrieval.links import (
@@ -60,28 +69,34 @@ AUTORUN_KEY = "cmp_autorun"  # set by the Relevance lab page: search this questi
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
 JUDGE_ERROR_KEY = "cmp_judge_error"
 LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
-ROW_HEIGHT = 92  # five lines of wrapped text: document, page, then the passage
+ROW_HEIGHT = 92  # four lines of wrapped text: the title chip, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
-COLUMNS = {  # widths (px) that fit three lists side by side in a 1600 px window, headers whole
-    "#": NUM(width=36, help="Rank in this list"),
-    "grade": TEXT(width=50, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
+# Rank, grade, score and cosine come first, so that they are in view in a window 1,280 px wide
+# (the TF-IDF list is then about 345 px wide); the passage and the columns that compare lists follow.
+COLUMNS = {
+    "#": NUM(width=32, help="Rank in this list", pinned=True),
+    "grade": TEXT(width=46, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
                                  "2 relevant, 3 exactly what was asked; ≈ mapped from an earlier chunking; "
                                  "– not judged yet (judge below)"),
+    "score": NUM(format="%.3f", width=60, help="The list's own ordering score (see above the list)"),
+    "cosine": NUM(format="%.3f", width=58, help="TF-IDF cosine of the passage to the question (the TF-IDF "
+                                                "list's score)"),
+    "passage": TEXT(width=300, help="First author, year and page, then the passage from a word or sentence "
+                                    "boundary around the question's words (⟦marked⟧); 'overlaps #n': shares "
+                                    "text with row n. Click a row to read it whole."),
+    "dense": NUM(format="%.3f", width=56, help="Bi-encoder (embedding) cosine of the passage to the question"),
     "vs before": TEXT(width=74, help="How the last change of the hybrid settings moved it (old→new rank); "
                                      "★ new: not in the list before"),
-    "→ hybrid": TEXT(width=74, help="Its rank in the hybrid list; ✕: not in the hybrid top-k"),
-    "vs TF-IDF": TEXT(width=80, help="▲ moved up, ▼ moved down from its TF-IDF rank (old→new); "
+    "→ hybrid": TEXT(width=70, help="Its rank in the hybrid list; ✕: not in the hybrid top-k"),
+    "vs TF-IDF": TEXT(width=78, help="▲ moved up, ▼ moved down from its TF-IDF rank (old→new); "
                                      "★ new: not in the TF-IDF list"),
-    "passage": TEXT(width=240, help="Document (short title, else file name) and page, then the passage "
-                                    "around the question's words. Click a row to read it whole."),
-    "score": NUM(format="%.4f", width=64, help="The list's own ordering score (see above the list)"),
-    "cosine": NUM(format="%.3f", width=62, help="TF-IDF cosine of the passage to the question"),
-    "dense": NUM(format="%.3f", width=58, help="Bi-encoder (embedding) cosine of the passage to the question"),
     "first stage": TEXT(width=84, help="Why it is here: its rank in each first-stage list (TF-IDF, BM25, "
                                        "dense) that put it in the candidate pool; – : not in that list's top pool"),
-    "in lists": TEXT(width=96, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
+    "in lists": TEXT(width=90, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
 }
+DIALOG_WIDTH = 1500  # px (narrower windows shrink it): the page image gets about half, legible at 1280 px
+PASSAGE_WIDTH = {"tfidf": 300, "hybrid": 300, "exact": 260}  # px; the passage column of each list
 
 
 def movement_label(row: dict) -> str:
@@ -102,38 +117,49 @@ def previous_label(row: dict) -> str:
     return f"{marker} same" if move else ""
 
 
-def passage_cell(row: dict, titles: dict, query: str) -> str:
-    if row.get("score_type") == "exact":  # around the match itself
-        text, query = row.get("snippet") or "", row.get("match") or query
+def passage_cell(row: dict, docs: dict, query: str, spans: dict, overlaps: dict, chunk_text=None) -> str:
+    """The title chip (first author, year, page; 'overlaps #n'), then the passage from a boundary with
+    the question's words (or the exact match, in its context) marked. Plain text: a cell reads no markdown."""
+    chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
+    if overlaps.get(row["rank"]):
+        chip += " · " + overlap_text(overlaps[row["rank"]])
+    if row.get("score_type") == "exact":  # the match itself, in its context
+        text = chunk_text(row["chunk_index"]) if chunk_text is not None else None
+        if text is not None and 0 <= row["start"] < row["end"] <= len(text):
+            shown = list_passage(text, match=(row["start"], row["end"]))
+        else:
+            shown = list_passage(row.get("snippet") or "", row.get("match") or query, mid_document=False)
     else:
-        text = row.get("text") or ""
-    return f"{title_of(row, titles)} · {page_label(row)} — {snippet(text, query, chars=150)}"
+        shown = list_passage(row.get("text") or "", query, mid_document=row.get("doc_chunk") != 0)
+    return f"{chip}\n{shown}"
 
 
 def first_stage_cell(row: dict) -> str:
     return first_stage_text(row).replace(" · ", "\n") or (row.get("found_by") or "")
 
 
-def list_frame(kind: str, rows: list[dict], titles: dict, query: str, grades: dict | None = None,
-               with_previous: bool = False) -> pd.DataFrame:
-    """The table of one list: rank, grade, how it compares, the passage, the numbers."""
+def list_frame(kind: str, rows: list[dict], docs: dict, query: str, grades: dict | None = None,
+               with_previous: bool = False, spans: dict | None = None, chunk_text=None) -> pd.DataFrame:
+    """The table of one list: rank, grade, score, cosine, the passage, then how it compares."""
+    overlaps = overlap_marks(rows, spans or {}) if kind != "exact" else {}
     records = []
     for r in rows:
         item = {"#": r["rank"]}
         if grades is not None:
             item["grade"] = lab_ui.grade_text(grades.get(r["chunk_index"]))
         if kind == "tfidf":
+            item["cosine"] = r["cosine"]
+        elif kind == "hybrid":
+            item.update({"score": r["score"], "cosine": r["cosine"]})
+        item["passage"] = passage_cell(r, docs, query, spans or {}, overlaps, chunk_text)
+        if kind == "tfidf":
             item["→ hybrid"] = f"→ {r['hybrid_list_rank']}" if r.get("hybrid_list_rank") else "✕"
         elif kind == "hybrid":
+            item["dense"] = r.get("dense_cosine")
             if with_previous:
                 item["vs before"] = previous_label(r)
             item["vs TF-IDF"] = movement_label(r)
-        item["passage"] = passage_cell(r, titles, query)
-        if kind == "tfidf":
-            item["cosine"] = r["cosine"]
-        elif kind == "hybrid":
-            item.update({"score": r["score"], "cosine": r["cosine"], "dense": r.get("dense_cosine"),
-                         "first stage": first_stage_cell(r)})
+            item["first stage"] = first_stage_cell(r)
         else:
             item["in lists"] = (f"TF-IDF {r.get('tfidf_list_rank') or '–'}\n"
                                 f"hybrid {r.get('hybrid_list_rank') or '–'}")
@@ -348,6 +374,24 @@ def list_caption(kind: str, result: dict, settings: dict) -> str:
     return f"Where {what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')}): {found}{shown}."
 
 
+def exact_line(result: dict, settings: dict) -> None:
+    """The exact list when it found nothing: one line above the other two lists."""
+    ms = result.get("timings_ms", {}).get("exact")
+    with st.container(key="exact_empty"):
+        text_line(f"Exact{f' · {ms:,.0f} ms' if ms is not None else ''}:", list_caption("exact", result, settings),
+                  "nothing found as typed; try a shorter phrase in the Exact phrase box.", bold_first=True,
+                  muted=True, sep=" ")
+
+
+def documents_by_key(lib, name: str) -> dict[str, dict]:
+    """The collection's document records by doc_id and by file name (for the title chips)."""
+    docs = {}
+    for doc in lib.documents(name):
+        docs[doc.get("doc_id") or doc["source"]] = doc
+        docs[doc["source"]] = doc
+    return docs
+
+
 def show_results(lib, name: str, address: str) -> None:
     stored = st.session_state.get(RESULT_KEY)
     if not stored or stored["request"]["collection"] != name:
@@ -388,7 +432,16 @@ def show_results(lib, name: str, address: str) -> None:
         return callback
 
     with_previous = stored.get("previous") is not None
-    for col, kind in zip(st.columns([1, 1.6, 0.95], gap="small"), ("tfidf", "hybrid", "exact"), strict=True):
+    docs = documents_by_key(lib, name)
+    shown_rows = [r for kind in ("tfidf", "hybrid", "exact") for r in result[kind]]
+    spans = {} if index is None else passage_spans(index.chunks, shown_rows)
+    chunk_text = None if index is None else (lambda i: index.chunks[i]["text"] if 0 <= i < len(index.chunks) else None)
+    kinds = ("tfidf", "hybrid", "exact")
+    if not result["exact"] and not result.get("exact_error"):  # nothing found: one line, the width to the others
+        exact_line(result, settings)
+        kinds = ("tfidf", "hybrid")
+    widths = [1, 1.6, 0.95][: len(kinds)]
+    for col, kind in zip(st.columns(widths, gap="small"), kinds, strict=True):
         with col:
             ms = result.get("timings_ms", {}).get(kind)
             st.subheader(LIST_TITLES[kind] + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
@@ -397,9 +450,14 @@ def show_results(lib, name: str, address: str) -> None:
             rows = result[kind]
             if not rows:
                 continue
+            if kind == "hybrid":
+                text_line(ordered_by(rows, result.get("reranker_kind")), muted=True)
             key = f"table_{kind}_{stored['run']}"
-            st.dataframe(list_frame(kind, rows, titles, result["query"], grades, with_previous and kind == "hybrid"),
-                         hide_index=True, width="stretch", column_config=COLUMNS, key=key,
+            frame = list_frame(kind, rows, docs, result["query"], grades, with_previous and kind == "hybrid",
+                               spans, chunk_text)
+            config = {**COLUMNS, "passage": st.column_config.TextColumn(
+                width=PASSAGE_WIDTH[kind], help=COLUMNS["passage"]["help"])}
+            st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key,
                          on_select=picked(kind, key), selection_mode="single-row", row_height=ROW_HEIGHT,
                          placeholder="", height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
             if kind == "hybrid" and with_previous:
@@ -611,7 +669,7 @@ def overlap_section(stored: dict) -> None:
 # ---------------------------------------------------------------- one passage
 
 
-@st.dialog("Passage", width="large")
+@st.dialog("Passage", width=DIALOG_WIDTH)
 def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict,
                    grades: dict | None = None) -> None:
     row = result[kind][i]
@@ -651,7 +709,11 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
                            type="primary" if current is not None and current.grade == g else "secondary"):
                 judge(lib, name, result["query"], row["chunk_index"], g)
                 st.rerun()
-    left, right = st.columns([3, 2], gap="large")
+    statement = verify_statement(text or "", mid_document=row.get("doc_chunk") != 0)
+    if statement:
+        link(PAGES["verify"], "Check this passage on the Verify page", ":material/fact_check:",
+             query_params={"collection": name, "statement": statement, "doc": row["source"]})
+    left, right = st.columns([1, 1.15], gap="medium")
     with left:
         passage_box(text, result["query"], spans)
     with right:

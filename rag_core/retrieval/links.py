@@ -18,6 +18,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from rag_core.retrieval.fusion import FUSIONS
 from rag_core.retrieval.search_spec import LEXICAL_POOLS, SearchSpec
+from rag_core.settings import MAX_QUERY_CHARS
 
 # parameter -> SearchSpec field, in the order a link shows them
 SPEC_PARAMS = {"reranker": "reranker", "mmr": "mmr_lambda", "fusion": "fusion", "rrf_k": "rrf_k",
@@ -28,7 +29,6 @@ DEFAULT_TOP = 10
 DEFAULT_EXACT_MODE = "normalized"
 ALL_DOCUMENTS = "All documents"
 MAX_TOP = 100
-MAX_QUERY_CHARS = 10_000
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pages.common.state import (
     title_of,
 )
 from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
-from rag_core.evaluation.metrics import LOWER_BOUND_NOTE
+from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.passages import (
@@ -131,7 +131,7 @@ def passage_cell(row: dict, docs: dict, query: str, spans: dict, overlaps: dict,
             shown = list_passage(row.get("snippet") or "", row.get("match") or query, mid_document=False)
     else:
         shown = list_passage(row.get("text") or "", query, mid_document=row.get("doc_chunk") != 0)
-    return f"{chip}\n{shown}"
+    return f"{chip} — {shown}"
 
 
 def first_stage_cell(row: dict) -> str:
@@ -542,13 +542,15 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
         show_error(error)
     lists = stored["lists"]
     previous = stored["previous"]["lists"] if stored.get("previous") else None
-    frame = lab_ui.metrics_frame(lists, grades, previous)
-    if not any(g.grade >= 2 for g in grades.values()):
-        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): the metrics fill in "
-                     "once at least one passage is graded 2 or 3.")
-    st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}")
-    if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
-        st.caption(LOWER_BOUND_NOTE)
+    if not any(g.grade >= 2 for g in grades.values()):  # nothing to score yet: say so, no table of blanks
+        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): a table of nDCG@10, "
+                     "P@5, Success@5, MRR@10 and Recall@10 per method appears once a passage is graded 2 or 3.")
+    else:
+        frame = lab_ui.metrics_frame(lists, grades, previous)
+        st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}",
+                     placeholder="–")
+        if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
+            st.caption(LOWER_BOUND_NOTE)
     st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "
                "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
                "as gains. All figures for the query set: Relevance lab page.")
@@ -655,15 +657,14 @@ def overlap_section(stored: dict) -> None:
         st.caption("Only one list: nothing to compare.")
         return
     overlap, rbo = lab_ui.overlap_frames(lists)
-    st.caption("No judgments needed: how much two methods agree on this question. Overlap@10: share of the top "
-               "10 they have in common. Rank-biased overlap (p = 0.9): agreement weighted to the top ranks "
-               "(1 the same order, 0 nothing in common).")
+    st.caption("No judgments needed: how much two methods agree on this question. " + METRIC_HELP["overlap@10"]
+               + " " + METRIC_HELP["rbo"])
     left, right = st.columns(2)
     fmt = {c: st.column_config.NumberColumn(format="%.2f") for c in overlap.columns}
     left.markdown("**Overlap@10**")
-    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}")
+    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}", placeholder="–")
     right.markdown("**Rank-biased overlap**")
-    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}")
+    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}", placeholder="–")
 
 
 # ---------------------------------------------------------------- one passage

@@ -142,6 +142,12 @@ MEANING_NEGATION_SCOPE_WORDS = 3
 #   are one change, shown together ("improves … substantially").
 MEANING_MERGE_GAP_WORDS = 2
 
+# ----------------------------------------------------------------- the relevance lab's paired test
+# Below this many queries the lab warns that a paired test is too weak: a two-sided sign-flip
+# randomisation test over n queries cannot go below p = 2 / 2**n (0.125 at 4, 0.0039 at 9), and a
+# bootstrap over fewer than 10 values gives intervals far too narrow (Efron & Tibshirani 1993, ch. 13).
+PAIRED_TEST_MIN_QUERIES = 10
+
 # ----------------------------------------------------------------- passages in a list (display only)
 # Chosen by looking at the Compare lists of the 25 sample PDFs at 1280 and 1600 px:
 # * a chunk cut out mid-document ("ting. The model…") is shown from its first sentence start when

@@ -114,3 +114,18 @@ def test_the_lab_keeps_its_tab_in_the_address(two_collections, monkeypatch):
     at = start(two_collections, monkeypatch, "pages/lab.py", collection=COLLECTION, tab="Import / export")
     assert not at.exception
     assert at.query_params["collection"] in (COLLECTION, [COLLECTION])
+
+
+def test_the_reranker_menu_lists_the_cross_encoder_with_the_reason_and_a_folder_field(two_collections, monkeypatch,
+                                                                                     tmp_path):
+    monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path / "cache"))
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION)
+    menu = at.selectbox(key=f"cmp_reranker_{COLLECTION}")
+    assert "cross-encoder — unavailable (see below)" in menu.options, menu.options
+    assert at.text_input(key="cmp_ce_folder").label == "Local cross-encoder folder"
+    menu.set_value("cross_encoder").run()
+    assert not at.exception
+    assert at.selectbox(key=f"cmp_reranker_{COLLECTION}").value != "cross_encoder", "listed, not chosen"
+    at.text_input(key="cmp_ce_folder").input(str(tmp_path / "no model here"))
+    at.button(key="FormSubmitter:cmp_ce_form-Use it").click().run()
+    assert any("no config.json" in n for n in notes(at, "warning")), notes(at, "warning")

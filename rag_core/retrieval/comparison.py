@@ -131,7 +131,7 @@ def compare(
     exact_error = None
     try:  # every place, to count them; the list keeps those most about the question
         found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
-                             mode=exact_mode, sources=sources)
+                             mode=exact_mode, sources=sources, every_match=True)
     except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
         found, exact_error = [], str(exc)
     for hit in found:

@@ -322,7 +322,8 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
         frame = found[kind]
         assert list(frame["#"]) == list(range(1, len(frame) + 1))
         # each cell starts with a short chip (first author, year, page), then the passage
-        assert frame["passage"].str.match(r"^(Devlin 2019|Karpukhin 2020) · pp?\. \d").all(), frame["passage"]
+        assert frame["passage"].str.match(r"^(Devlin 2019|Karpukhin 2020) · pp?\. [\d–]+( \(printed \d+\))?"
+                                          r"( · overlaps #\d+(, #\d+)*)? — ").all(), frame["passage"]
     assert len(found["tfidf"]) == len(found["hybrid"]) == 10
     assert found["tfidf"]["passage"].str.contains("⟦masked⟧").any(), "the question's words are marked"
     assert found["exact"]["passage"].str.contains("⟦masked language model⟧").all(), "the match, in its context"

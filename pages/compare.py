@@ -8,6 +8,14 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import lab_ui
+from pages.common.address import (
+    AUTORUN_KEY,
+    LINK_PROBLEMS_KEY,
+    RESULT_KEY,
+    apply_address,
+    read_address,
+    write_address,
+)
 from pages.common.layout import PAGES, link, note, passage_box, run_page, show_error, text_line
 from pages.common.state import (
     document_titles,
@@ -34,21 +42,9 @@ from rag_core.output.passages import (
 )
 from rag_core.output.render import page_label, snippet
 from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
-from rag_core.retrieval.links import (
-    ALL_DOCUMENTS,
-    DEFAULT_EXACT_MODE,
-    DEFAULT_TOP,
-    MAX_TOP,
-    ComparisonLink,
-    comparison_from_params,
-    comparison_params,
-    page_address,
-)
+from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
 from rag_core.retrieval.search_spec import SearchSpec
 
-RESULT_KEY = "cmp_result"
-ADDRESS_KEY = "cmp_address"  # the address's parameters last applied or written
-LINK_PROBLEMS_KEY = "cmp_link_problems"  # what a link asked for that could not be done
 PICK_KEY = "cmp_passage"
 OPEN_KEY = "cmp_open_passage"  # set when a row is clicked or picked: the passage dialog opens once
 LIST_TITLES = {"tfidf": "TF-IDF", "hybrid": "Hybrid", "exact": "Exact"}
@@ -65,7 +61,6 @@ SCORE_WORDS = {
 }
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 UNJUDGED_KEY = "cmp_only_unjudged"
-AUTORUN_KEY = "cmp_autorun"  # set by the Relevance lab page: search this question at once
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
 JUDGE_ERROR_KEY = "cmp_judge_error"
 LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
@@ -172,61 +167,6 @@ def option_label(kind: str, row: dict) -> str:
 
 
 # ---------------------------------------------------------------- the form
-
-
-def read_address() -> ComparisonLink | None:
-    """The comparison the address asks for, once per address (a link opened, a reload, an edit)."""
-    params = st.query_params.to_dict()
-    if set(params) <= {"collection"} or params == st.session_state.get(ADDRESS_KEY):
-        return None
-    st.session_state[ADDRESS_KEY] = params
-    return comparison_from_params(params)
-
-
-def apply_address(lib, name: str, docs: list[dict], asked: ComparisonLink) -> None:
-    """Put what the address asks for into the form and the knobs, and search it at once."""
-    problems = list(asked.problems)
-    if asked.collection and asked.collection != name:
-        return  # pick_collection said that it is missing; nothing of it applies to another collection
-    if asked.query is not None:
-        st.session_state["cmp_query"] = asked.query
-        st.session_state[AUTORUN_KEY] = asked.query
-    sources = [d["source"] for d in docs]
-    if asked.source is not None:
-        if asked.source in sources:
-            st.session_state["cmp_source"] = asked.source
-        else:
-            problems.append(f"the collection has no document “{asked.source}”: searching all documents")
-            st.session_state["cmp_source"] = ALL_DOCUMENTS
-    else:
-        st.session_state["cmp_source"] = ALL_DOCUMENTS
-    st.session_state["cmp_top"] = asked.top or DEFAULT_TOP
-    st.session_state["cmp_mode"] = asked.exact_mode or DEFAULT_EXACT_MODE
-    st.session_state["cmp_phrase"] = asked.phrase or ""
-    if asked.spec:
-        model = preferences().cross_encoder_model
-        spec = lab_ui.current_spec(lib, name, model).with_changes(**asked.spec)
-        lab_ui.remember_spec(lib, name, spec, prefix="cmp")
-        if asked.spec.get("reranker") == "cross_encoder" and not lab_ui.has_cross_encoder(model):
-            problems.append("the link asks for the cross-encoder, which cannot be loaded here: the hybrid list "
-                            "is ordered by fusion instead (see Settings)")
-    if problems:
-        st.session_state[LINK_PROBLEMS_KEY] = problems
-
-
-def write_address(name: str) -> str:
-    """Keep the address in step with what is shown; returns the full link to it."""
-    stored = st.session_state.get(RESULT_KEY)
-    if stored and stored["request"]["collection"] == name:
-        r = stored["request"]
-        params = comparison_params(name, r["query"], source=r["source"], top=r["top"], exact_mode=r["mode"],
-                                   phrase=r["phrase"], spec=SearchSpec.from_dict(stored["config"], strict=False))
-    else:
-        params = {"collection": name}
-    if st.query_params.to_dict() != params:
-        st.query_params.from_dict(params)
-    st.session_state[ADDRESS_KEY] = params
-    return page_address(st.context.url, "/compare", params)
 
 
 def controls(lib) -> str | None:

@@ -32,6 +32,7 @@ from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.passages import (
+    from_boundary,
     list_passage,
     ordered_by,
     overlap_marks,
@@ -40,7 +41,7 @@ from rag_core.output.passages import (
     title_chip,
     verify_statement,
 )
-from rag_core.output.render import page_label, snippet
+from rag_core.output.render import page_label
 from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
 from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
 from rag_core.retrieval.search_spec import SearchSpec
@@ -318,9 +319,10 @@ def exact_line(result: dict, settings: dict) -> None:
     """The exact list when it found nothing: one line above the other two lists."""
     ms = result.get("timings_ms", {}).get("exact")
     with st.container(key="exact_empty"):
-        text_line(f"Exact{f' · {ms:,.0f} ms' if ms is not None else ''}:", list_caption("exact", result, settings),
-                  "nothing found as typed; try a shorter phrase in the Exact phrase box.", bold_first=True,
-                  muted=True, sep=" ")
+        what = "The exact phrase" if settings.get("exact_phrase") else "The question"
+        how = EXACT_SHORT.get(result.get("exact_mode"), "")
+        text_line(f"Exact{f' · {ms:,.0f} ms' if ms is not None else ''}:", f"{what} does not occur anywhere as "
+                  f"typed ({how}). Try a shorter phrase in the Exact phrase box.", bold_first=True, sep=" ")
 
 
 def documents_by_key(lib, name: str) -> dict[str, dict]:
@@ -535,7 +537,8 @@ def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dic
             with right:
                 text_line(title_of({**row, "doc_id": row.get("doc_id")}, titles), page_label(row), where,
                           bold_first=True)
-                text_line(snippet(row["text"], query, chars=320), muted=True)
+                text_line(list_passage(row["text"], query, chars=320, mid_document=row.get("doc_chunk") != 0,
+                                       marks=False), muted=True)
 
 
 def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, pool: list) -> None:
@@ -555,7 +558,7 @@ def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, p
         row = index.chunks[i]
         text_line(f"Fast pass · {len(waiting)} to judge", title_of(row, titles), page_label(row),
                   " · ".join(f"{label} #{rank}" for label, rank in ranks.items()), bold_first=True)
-        passage_box(row["text"], query, short=True)
+        passage_box(from_boundary(row["text"], mid_document=row.get("doc_chunk") != 0)[0], query, short=True)
 
         def grade_it(g: int, i=i):
             judge(lib, name, query, i, g)

@@ -15,7 +15,16 @@ import pandas as pd
 import streamlit as st
 
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
-from pages.common.state import document_titles, library, pick_collection, preferences, searchable_index, title_of
+from pages.common.state import (
+    address_is_new,
+    document_titles,
+    library,
+    pick_collection,
+    preferences,
+    remember_address,
+    searchable_index,
+    title_of,
+)
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
@@ -60,7 +69,6 @@ REPORT_KEY = "verify_report"  # the last batch check
 PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
 # /verify?collection=NAME&statement=TEXT&doc=FILE (the collection is pick_collection's)
 ADDRESS_PARAMS = ("statement", "doc")
-ADDRESS_KEY = "verify_address"  # the address's statement last applied or written
 ADDRESS_NOTE_KEY = "verify_address_note"
 AUTORUN_KEY = "verify_autorun"  # a link named a statement: check it at once
 CONTEXT = 300
@@ -247,9 +255,9 @@ def read_address(docs: list[dict]) -> None:
     """``/verify?collection=NAME&statement=TEXT`` (and ``doc=FILE``) fills the form and checks it, once
     per address."""
     params = {k: st.query_params.get(k) for k in ADDRESS_PARAMS if st.query_params.get(k)}
-    if "statement" not in params or params == st.session_state.get(ADDRESS_KEY):
+    if "statement" not in params or not address_is_new("verify", params):
         return
-    st.session_state[ADDRESS_KEY] = params
+    remember_address("verify", params)
     st.session_state["verify_quote"] = params["statement"][:10_000]
     sources = [d["source"] for d in docs]
     if params.get("doc") in sources:
@@ -268,7 +276,7 @@ def write_address(quote: str, source: str) -> None:
             st.query_params[key] = params[key]
         elif key not in params and key in st.query_params:
             del st.query_params[key]
-    st.session_state[ADDRESS_KEY] = params
+    remember_address("verify", params)
 
 
 def one_statement(lib, name: str, docs: list[dict]) -> None:

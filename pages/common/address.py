@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import lab_ui
-from pages.common.state import preferences
+from pages.common.state import address_is_new, preferences, remember_address
 from rag_core.retrieval.links import (
     ALL_DOCUMENTS,
     DEFAULT_EXACT_MODE,
@@ -21,7 +21,6 @@ from rag_core.retrieval.links import (
 from rag_core.retrieval.search_spec import SearchSpec
 
 RESULT_KEY = "cmp_result"  # Compare's last comparison (its request and settings)
-ADDRESS_KEY = "cmp_address"  # the address's parameters last applied or written
 LINK_PROBLEMS_KEY = "cmp_link_problems"  # what a link asked for that could not be done
 AUTORUN_KEY = "cmp_autorun"  # a link or the Relevance lab page: search this question at once
 
@@ -29,9 +28,9 @@ AUTORUN_KEY = "cmp_autorun"  # a link or the Relevance lab page: search this que
 def read_address() -> ComparisonLink | None:
     """The comparison the address asks for, once per address (a link opened, a reload, an edit)."""
     params = st.query_params.to_dict()
-    if set(params) <= {"collection"} or params == st.session_state.get(ADDRESS_KEY):
+    if set(params) <= {"collection"} or not address_is_new("compare", params):
         return None
-    st.session_state[ADDRESS_KEY] = params
+    remember_address("compare", params)
     return comparison_from_params(params)
 
 
@@ -77,5 +76,5 @@ def write_address(name: str) -> str:
         params = {"collection": name}
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
-    st.session_state[ADDRESS_KEY] = params
+    remember_address("compare", params)
     return page_address(st.context.url, "/compare", params)

@@ -19,7 +19,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the app's threads, n
 ACTIVE_KEY = "active_collection"  # plain session state (not a widget key): survives page switches
 FLASH_KEY = "flash"  # (kind, text) shown once at the top of the next run of a page
 COLLECTION_PARAM = "collection"  # the address's ?collection=NAME on every page that picks one
-ADDRESS_COLLECTION_KEY = "address_collection"  # the address's collection last applied (or written)
+ADDRESS_SEEN_KEY = "address_seen"  # per kind, the address values this session applied or wrote
+ADDRESS_MEMORY = 200  # values remembered per kind (a session writes one per change)
 MISSING_KEY = "missing_collection"  # a collection the address named that is not there
 
 
@@ -122,6 +123,20 @@ def title_of(row: dict, titles: dict[str, str]) -> str:
 # ---------------------------------------------------------------- collection picker
 
 
+def address_is_new(kind: str, value) -> bool:
+    """Whether the address holds a ``value`` this session neither applied nor wrote: a link opened or a
+    reload. A rerun may still carry an address the page has since replaced (the browser updates it a
+    moment later), and that must not undo the change that replaced it."""
+    return value not in st.session_state.get(ADDRESS_SEEN_KEY, {}).get(kind, [])
+
+
+def remember_address(kind: str, value) -> None:
+    seen = st.session_state.setdefault(ADDRESS_SEEN_KEY, {}).setdefault(kind, [])
+    if value not in seen:
+        seen.append(value)
+        del seen[:-ADDRESS_MEMORY]
+
+
 def pick_collection(label: str = "Collection", key: str = "pick_collection", *, where=st) -> str | None:
     """A selectbox of the collections that remembers the choice across pages (per tab) and in the
     address (``?collection=NAME``), so a reload or a link opens the same collection.
@@ -131,8 +146,8 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
     """
     names = library().names()
     wanted = st.query_params.get(COLLECTION_PARAM)
-    if wanted and wanted != st.session_state.get(ADDRESS_COLLECTION_KEY):  # a link or a reload: once per value
-        st.session_state[ADDRESS_COLLECTION_KEY] = wanted
+    if wanted and address_is_new("collection", wanted):  # a link or a reload: once per value
+        remember_address("collection", wanted)
         if wanted in names:
             st.session_state[ACTIVE_KEY] = wanted
             st.session_state[key] = wanted
@@ -163,7 +178,7 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
     if active is not None and active not in names and not missing:
         note("warning", f"The collection “{active}” is gone (renamed or deleted?): showing “{choice}” instead.")
     st.session_state[ACTIVE_KEY] = choice
-    st.session_state[ADDRESS_COLLECTION_KEY] = choice
+    remember_address("collection", choice)
     if st.query_params.get(COLLECTION_PARAM) != choice:
         st.query_params[COLLECTION_PARAM] = choice
     return choice

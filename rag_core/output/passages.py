@@ -108,10 +108,10 @@ def marked_text(text: str, spans: Iterable[tuple[int, int]], *, open_mark: str =
 
 
 def list_passage(text: str, query: str = "", *, chars: int = LIST_PASSAGE_CHARS, mid_document: bool = True,
-                 match: tuple[int, int] | None = None) -> str:
+                 match: tuple[int, int] | None = None, marks: bool = True) -> str:
     """A list cell's passage on one line: from a word or sentence boundary, around the first query
     word (or around ``match``, a span of ``text``, kept whole), the query's words (or the match)
-    marked, "…" where it was cut."""
+    marked unless ``marks`` is false, "…" where it was cut."""
     text = text or ""
     if match is not None and 0 <= match[0] < match[1] <= len(text):
         before = _SPACE.sub(" ", text[: match[0]]).lstrip()
@@ -138,7 +138,7 @@ def list_passage(text: str, query: str = "", *, chars: int = LIST_PASSAGE_CHARS,
         space = flat.rfind(" ", start + chars // 2, end)
         end = space if space > 0 else end
     shown = flat[start:end]
-    spans = [(s - start, e - start) for s, e in spans if s >= start and e <= end]
+    spans = [(s - start, e - start) for s, e in spans if s >= start and e <= end] if marks else []
     lead = "…" if start or cut else ""
     return lead + marked_text(shown, spans) + ("…" if end < len(flat) else "")
 

@@ -363,6 +363,7 @@ def test_compare_nonsense_says_nothing_matched(built_data_dir, monkeypatch):
     run_compare(at, "qwertyuiop zxcvbnm")
     found = tables(at)
     assert "tfidf" not in found and "exact" not in found, "no rows scored 0"
+    assert "The question does not occur anywhere as typed (folded)" in texts(at), "the empty exact list: one line"
     assert "No passage shares a word with the question." in " ".join(notes(at, "info"))
     assert any("Nothing in the collection matches the question word for word" in n for n in notes(at, "warning"))
     if "hybrid" in found:  # the embedding list still offers something: said to be close in meaning only

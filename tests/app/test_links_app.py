@@ -129,3 +129,19 @@ def test_the_reranker_menu_lists_the_cross_encoder_with_the_reason_and_a_folder_
     at.text_input(key="cmp_ce_folder").input(str(tmp_path / "no model here"))
     at.button(key="FormSubmitter:cmp_ce_form-Use it").click().run()
     assert any("no config.json" in n for n in notes(at, "warning")), notes(at, "warning")
+
+
+def test_a_rerun_that_still_carries_the_old_address_does_not_undo_a_change(two_collections, monkeypatch):
+    """The browser updates the address a moment after the page wrote it: a quick second change reruns
+    with the old one, which must not be taken for a link and reset the page."""
+    link = {"collection": COLLECTION, "q": "masked language model", "pool": "15", "reranker": "none"}
+    at = start(two_collections, monkeypatch, "pages/compare.py", **link)
+    at.number_input(key=f"cmp_pool_{COLLECTION}").set_value(40).run()
+    assert "pool=40" in at.code[0].value
+    for key, value in link.items():  # the stale address, as a fast second change would send it
+        at.query_params[key] = value
+    at.slider(key=f"cmp_dense_weight_{COLLECTION}").set_value(0.7).run()
+    assert not at.exception
+    assert at.number_input(key=f"cmp_pool_{COLLECTION}").value == 40, "the pool change stands"
+    assert "pool=40" in at.code[0].value and "alpha=0.7" in at.code[0].value
+    assert "vs before" in lists(at)["hybrid"].columns

@@ -93,3 +93,8 @@ def test_a_verify_statement_is_whole_sentences_from_a_boundary():
     statement = verify_statement(text, chars=100)
     assert statement.startswith("The model") and statement.endswith(".") and len(statement) <= 100
     assert verify_statement("short text", mid_document=False) == "short text"
+
+
+def test_a_passage_without_marks_for_the_judging_cards():
+    shown = list_passage("ting. The masked model wins.", "masked", marks=False)
+    assert shown == "…The masked model wins."

@@ -202,9 +202,11 @@ def test_after_an_upload_the_embedding_status_reaches_ready_without_a_reload(ser
     expect(status).to_be_visible(timeout=60_000)
     assert "no embedding yet" not in status.inner_text(), "a running embedder is not 'no embedding yet'"
     SHOTS.mkdir(parents=True, exist_ok=True)
+    status.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "demo-embedding-running.png"))
     expect(status).to_contain_text("are ready", timeout=600_000)
     ready_after = time.monotonic() - uploaded
+    status.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "demo-embedding-ready.png"))
     assert page.evaluate("window.__no_reload") == "kept", "the page was not reloaded"
     assert page.locator('[data-testid="stException"]').count() == 0

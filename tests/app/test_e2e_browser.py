@@ -618,7 +618,9 @@ def test_browser_relevance_lab(tmp_path):
                 settle()
                 expect(page.get_by_text("Compared with the settings before:")).to_be_visible(timeout=120_000)
                 # the grid lists its headers for assistive technology while it is in view
-                hybrid_grid = page.locator('[class*="st-key-table_hybrid"] [data-testid="stDataFrame"]').last
+                settle()
+                hybrid_grid = page.locator('[class*="st-key-table_hybrid"] [data-testid="stDataFrame"]')
+                expect(hybrid_grid).to_have_count(1, timeout=120_000)  # not a stale copy of the run before
                 hybrid_grid.scroll_into_view_if_needed()
                 expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="vs before")
                        ).to_have_count(1)

@@ -127,7 +127,7 @@ def test_ingest_report_remove_and_rename(tmp_path, pdf_dir, capsys):
     files = [str(pdf_dir / "awkward_truetype_font_no_unicode_mapping.pdf"),
              str(pdf_dir / "awkward_scanned_no_text_linn_brochure_2col.pdf"),
              str(pdf_dir / "awkward_apl2011_custom_font_encoding_2col.pdf")]
-    assert main(["--data-dir", data, "ingest", "c", *files, "--json"]) == 0
+    assert main(["--data-dir", data, "ingest", "c", *files, "--json", "--ocr", "off"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [f["status"] for f in report["files"]] == ["unreadable_text", "no_text", "ok"]
     assert main(["--data-dir", data, "rename", "c", "d"]) == 0

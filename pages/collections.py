@@ -22,7 +22,8 @@ from rag_core.output.render import literal_html, seconds_text, short_title
 MANAGE_KEY = "manage_collection"
 REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"
 UNDO_KEY = "remove_undo"  # what the last removal took away, to put it back
-STAGE_WORDS = {"read": "Reading", "extract": "Reading", "embed": "Embedding passages", "index": "Building the index",
+STAGE_WORDS = {"read": "Reading", "extract": "Reading", "ocr": "Reading scanned pages (OCR)",
+               "embed": "Embedding passages", "index": "Building the index",
                "done": "Done"}
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
 
@@ -83,6 +84,7 @@ def upload_section(lib, name: str) -> None:
         key=f"uploader_{nonce}",
         help="Each file is read and cut into passages; as soon as that is done they can be searched by TF-IDF, "
              "BM25 and exact search, and their embeddings are computed in the background for hybrid search. "
+             "Scanned pages are read by OCR after the other files are searchable (Settings: OCR). "
              "A file that cannot be read is skipped with the reason; the others are still added.",
     )
     add = st.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
@@ -99,6 +101,11 @@ def upload_section(lib, name: str) -> None:
             elif event.stage == "embed":
                 what = f"{stage} ({event.chunks_done:,} of {event.chunks_total:,})"
                 current.empty()
+            elif event.stage == "ocr" and event.ocr_pages_total:
+                page = min(event.ocr_pages_done + 1, event.ocr_pages_total)
+                what = f"{stage}: page {page} of {event.ocr_pages_total}"
+                if event.current_file:
+                    current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
             else:
                 what = stage
             if event.stage == "done":
@@ -112,7 +119,9 @@ def upload_section(lib, name: str) -> None:
 
         pdfs = [(f.name, f.getvalue()) for f in files]  # the library takes names and bytes
         try:
-            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False, embed="background")
+            prefs = preferences()
+            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False, embed="background",
+                                  ocr=prefs.ocr_mode, ocr_lang=prefs.ocr_lang)
         except ValueError as exc:
             bar.empty()
             current.empty()

@@ -95,12 +95,13 @@ def pdf_environment() -> dict:
 
 
 def page_digests(pdf_dir: Path) -> dict:
-    """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it)."""
+    """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it):
+    the text layers, as pypdf reads them (OCR off: Tesseract's reading is measured by benchmarks/bench_ocr.py)."""
     from rag_core.pdf.extraction import extract_pdf
 
     files = {}
     for path in sorted(pdf_dir.glob("*.pdf")):
-        result = extract_pdf(path)
+        result = extract_pdf(path, ocr="off")
         files[path.name] = {
             "status": result.status,
             "n_pages": result.n_pages,

@@ -307,7 +307,7 @@ def _read_page(command: str, image, lang: str, dpi: float, number: int) -> tuple
             page.words[i] = (read[0], box, conf, line)
             changed = True
     if changed:
-        page.text = page_text([w[0] for w in page.words], [w[3] for w in page.words], page.paragraphs)
+        _set_text(page)
     return page, seconds
 
 
@@ -360,7 +360,7 @@ def parse_tsv(number: int, tsv: str, width: int, height: int, dpi: float) -> Ocr
             paragraph_of.append((block, par))
         page.words.append((word, (left, top, left + w, top + h), conf, line_keys[key]))
     page.paragraphs = paragraph_of
-    page.text = page_text([w[0] for w in page.words], [w[3] for w in page.words], paragraph_of)
+    _set_text(page)
     return page
 
 
@@ -391,28 +391,40 @@ def _fix_opening_quote(words: list[str], i: int) -> str:
     return word
 
 
-def page_text(words: Sequence[str], lines: Sequence[int], paragraph_of: Sequence[tuple[int, int]]) -> str:
-    """A page's text from its words in reading order: words joined by spaces, lines by line
-    breaks, paragraphs by a blank line; a mark that closes (``;`` ``,`` ``.`` ``”``) joins the
-    word before it and a lone opening quote the word after it, and an opening double quote misread
-    as a single one or as asterisks is put right when its closing quote is a double one."""
+def page_text(words: Sequence[str], lines: Sequence[int], paragraph_of: Sequence[tuple[int, int]]
+              ) -> tuple[str, list[str]]:
+    """A page's text from its words in reading order, and the words as corrected.
+
+    Words are joined by spaces, lines by line breaks, paragraphs by a blank line; a mark that
+    closes (``;`` ``,`` ``.`` ``”``) joins the word before it and a lone opening quote the word
+    after it, and an opening double quote misread as a single one or as asterisks is put right
+    when its closing quote is a double one (in the text and in the word that carries it)."""
+    corrected = list(words)
     merged: list[str] = []
     merged_lines: list[int] = []
-    pending_open = ""
-    for word, line in zip(words, lines, strict=True):
+    first_word: list[int] = []  # the first word of each merged token
+    pending_open, pending_at = "", -1
+    for i, (word, line) in enumerate(zip(words, lines, strict=True)):
         if merged and merged_lines[-1] == line and _closing_only(word) and not pending_open:
             merged[-1] += word
             continue
         if len(word) <= 3 and all(c in _OPENING_LOOKALIKES for c in word):
-            pending_open += word
+            pending_open, pending_at = pending_open + word, (pending_at if pending_open else i)
             continue
         merged.append(pending_open + word)
         merged_lines.append(line)
+        first_word.append(pending_at if pending_open else i)
         pending_open = ""
     if pending_open:
         merged.append(pending_open)
         merged_lines.append(lines[-1] if lines else 0)
+        first_word.append(pending_at)
     fixed = [_fix_opening_quote(merged, i) for i in range(len(merged))]
+    for token, was, at in zip(fixed, merged, first_word, strict=True):
+        if token != was:  # the word that carried the misread quote carries the right one now
+            word = corrected[at]
+            lone = len(word) <= 3 and all(c in _OPENING_LOOKALIKES for c in word)
+            corrected[at] = "\u201c" if lone else "\u201c" + word.lstrip(_OPENING_LOOKALIKES)
     parts: list[str] = []
     for i, word in enumerate(fixed):
         if i:
@@ -422,7 +434,13 @@ def page_text(words: Sequence[str], lines: Sequence[int], paragraph_of: Sequence
                 new_paragraph = paragraph_of[merged_lines[i]] != paragraph_of[merged_lines[i - 1]]
                 parts.append("\n\n" if new_paragraph else "\n")
         parts.append(word)
-    return "".join(parts)
+    return "".join(parts), corrected
+
+
+def _set_text(page: OcrPage) -> None:
+    """The page's text from its words, and the words as :func:`page_text` corrected them."""
+    page.text, corrected = page_text([w[0] for w in page.words], [w[3] for w in page.words], page.paragraphs)
+    page.words = [(text, *rest) for text, (_, *rest) in zip(corrected, page.words, strict=True)]
 
 
 def ocr_pages(

@@ -258,6 +258,23 @@ def _render(document, number: int, dpi: float):
         page.close()
 
 
+def _looks_empty(document, number: int) -> bool:
+    """A quick look at 36 dpi (a few milliseconds): not a pixel darker than paper, so no ink at all."""
+    page = document[number - 1]
+    try:
+        width, height = page.get_size()
+        if width * height * (36 / 72) ** 2 > OCR_MAX_PIXELS:
+            return False  # too large even for a look: the full render says so
+        bitmap = page.render(scale=36 / 72, grayscale=True, draw_annots=False)
+        try:
+            darkest = bitmap.to_pil().convert("L").getextrema()[0]
+        finally:
+            bitmap.close()
+        return darkest >= 235
+    finally:
+        page.close()
+
+
 def _is_blank(image, dpi: float) -> bool:
     """No ink: fewer dark pixels than a single small letter has at this resolution."""
     dark = sum(image.histogram()[:128])
@@ -493,6 +510,10 @@ def ocr_pages(
         with ThreadPoolExecutor(max_workers=run.threads, thread_name_prefix="rag-core-ocr") as pool:
             waiting: deque = deque()
             for number in pages:
+                if _looks_empty(document, number):
+                    run.skipped[number] = "blank"
+                    tick()
+                    continue
                 image, used = _render(document, number, dpi)
                 if image is None:
                     run.skipped[number] = used

@@ -265,8 +265,9 @@ class ExtractionPool:
                     spent = now - worker.started
                     finish(worker, {"status": "too_slow", "n_pages": 0, "reason": (
                         f"Reading this PDF took longer than its time budget ({spent:.0f} s) and was stopped: "
-                        + (f"reading its {worker.ocr_pages:,} scanned pages by OCR would take longer still. Split "
-                           "it, or add it with OCR off (`--ocr off`)." if worker.ocr_pages else
+                        + (f"it was reading its {worker.ocr_pages:,} scanned pages by OCR, which take longer than the "
+                           f"budget allows ({self.ocr_seconds_per_page:g} s a page, RAG_CORE_OCR_SECONDS_PER_PAGE). "
+                           "Split it, or add it with OCR off (`--ocr off`)." if worker.ocr_pages else
                            "its pages are unusually costly to read (a huge or repeated content stream). "
                            "Save it again with another PDF tool, or split it."))})
                     worker.stop()

@@ -12,33 +12,16 @@ from rag_core.pdf import ocr
 from rag_core.pdf.extraction import extract_pdf
 from rag_core.testing import scanned_pdf
 from rag_core.text.folding import normalize_for_matching
-from tests.support import PDF_DIR
+from tests.support import PDF_DIR, TEST_DATA
 
 needs_tesseract = pytest.mark.skipif(ocr.find_tesseract() is None,
                                      reason="Tesseract is not installed (scripts/setup.sh installs it as root)")
 BROCHURE = "awkward_scanned_no_text_linn_brochure_2col.pdf"
 BOOK_PAGE = "awkward_scanned_no_text_huckfinn_page22.pdf"
 NO_MAPPING = "awkward_truetype_font_no_unicode_mapping.pdf"
-# Every sentence of the book page (Huckleberry Finn, page 22), as a reader types it from the page.
-BOOK_SENTENCES = [
-    "We went tip-toeing along a path amongst the trees back towards the end of the widow's garden, stooping "
-    "down so as the branches wouldn't scrape our heads.",
-    "When we was passing by the kitchen I fell over a root and made a noise.",
-    "We scrouched down and laid still.",
-    "Miss Watson's big nigger, named Jim, was setting in the kitchen door; we could see him pretty clear, "
-    "because there was a light behind him.",
-    "He got up and stretched his neck out about a minute, listening.",
-    'Then he says, "Who dah?"',
-    "He listened some more; then he come tip-toeing down and stood right between us; we could a touched him, "
-    "nearly.",
-    "Well, likely it was minutes and minutes that there warn't a sound, and we all there so close together.",
-    "There was a place on my ankle that got to itching; but I dasn't scratch it; and then my ear begun to itch; "
-    "and next my back, right between my shoulders.",
-    "Seemed like I'd die if I couldn't scratch.",
-    "Well, I've noticed that thing plenty of times since.",
-    "If you are with the quality, or at a funeral, or trying to go to sleep when you ain't sleepy—if you are "
-    "anywheres",
-]
+# Every sentence of the book page, as a reader types it from the page image.
+BOOK_SENTENCES = [line for line in (TEST_DATA / "huckfinn_page22_sentences.txt").read_text(encoding="utf-8")
+                  .splitlines() if line.strip() and not line.startswith("#")]
 LINES = ["Scanned papers are read by Tesseract,", "so their sentences can be searched", "and quoted like any other."]
 
 

@@ -412,7 +412,8 @@ def page_text(words: Sequence[str], lines: Sequence[int], paragraph_of: Sequence
               ) -> tuple[str, list[str]]:
     """A page's text from its words in reading order, and the words as corrected.
 
-    Words are joined by spaces, lines by line breaks, paragraphs by a blank line; a mark that
+    Words are joined by spaces, lines by line breaks, paragraphs and blocks that follow the end
+    of a sentence by a blank line (see :func:`_new_paragraph`); a mark that
     closes (``;`` ``,`` ``.`` ``”``) joins the word before it and a lone opening quote the word
     after it, and an opening double quote misread as a single one or as asterisks is put right
     when its closing quote is a double one (in the text and in the word that carries it)."""
@@ -448,10 +449,22 @@ def page_text(words: Sequence[str], lines: Sequence[int], paragraph_of: Sequence
             if merged_lines[i] == merged_lines[i - 1]:
                 parts.append(" ")
             else:
-                new_paragraph = paragraph_of[merged_lines[i]] != paragraph_of[merged_lines[i - 1]]
-                parts.append("\n\n" if new_paragraph else "\n")
+                parts.append("\n\n" if _new_paragraph(paragraph_of[merged_lines[i - 1]], paragraph_of[merged_lines[i]],
+                                                     fixed[i - 1]) else "\n")
         parts.append(word)
     return "".join(parts), corrected
+
+
+def _new_paragraph(before: tuple[int, int], after: tuple[int, int], last_word: str) -> bool:
+    """Whether a blank line goes between two lines: another paragraph or block of the page after
+    a line that ends a sentence. Tesseract often starts a new paragraph or block at a short line,
+    a drop cap or a column's end in the middle of a sentence ("It is" / "extremely powerful"),
+    which stays one sentence here."""
+    return before != after and last_word.rstrip(_TRAILING_CLOSERS).endswith(_SENTENCE_ENDS)
+
+
+_SENTENCE_ENDS = (".", "!", "?", ":")
+_TRAILING_CLOSERS = "\"'\u201d\u2019)]"
 
 
 def _set_text(page: OcrPage) -> None:

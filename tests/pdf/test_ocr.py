@@ -41,8 +41,19 @@ def test_closing_marks_join_the_word_before_and_lone_opening_quotes_the_word_aft
     words = ["Then", "he", "says,", "**", "Who", "dah?\u201d", "the", "kitchen", "door", ";", "we", "could"]
     lines = [0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 2]
     text, corrected = ocr.page_text(words, lines, [(1, 1), (1, 2), (1, 2)])
-    assert text == "Then he says,\n\n\u201cWho dah?\u201d\nthe kitchen door; we could"
+    assert text == "Then he says,\n\u201cWho dah?\u201d\nthe kitchen door; we could"
     assert corrected[3] == "\u201c" and corrected[9] == ";"  # the words keep their boxes, one for one
+
+
+def test_a_blank_line_only_between_blocks_and_after_a_sentence_ends():
+    words = ["It", "is", "extremely", "powerful.", "Each", "track", "Editing", "To", "erase"]
+    lines = [0, 0, 1, 1, 2, 2, 3, 4, 4]
+    paragraphs = [(1, 1), (1, 2), (1, 3), (2, 1), (2, 1)]
+    text = ocr.page_text(words, lines, paragraphs)[0]
+    # a paragraph or block Tesseract starts mid-sentence stays a line; after "powerful." a new paragraph
+    assert text == "It is\nextremely powerful.\n\nEach track\nEditing\nTo erase"
+    assert ocr.page_text(["said:", "\u201cGo.\u201d", "Then"], [0, 1, 2], [(1, 1), (1, 2), (1, 3)])[0] == \
+        "said:\n\n\u201cGo.\u201d\n\nThen"
 
 
 def test_a_misread_opening_quote_follows_its_closing_quote():
@@ -58,7 +69,7 @@ def test_tsv_words_keep_their_boxes_confidences_and_lines():
            "5\t1\t2\t1\t1\t1\t10\t60\t30\t12\t50.0\tagain\n"
            "5\t1\t2\t1\t1\t2\t45\t60\t30\t12\t-1\t \n")
     page = ocr.parse_tsv(3, tsv, 1000, 1000, 300)
-    assert page.text == "Hello world,\n\nagain"
+    assert page.text == "Hello world,\nagain"  # another block, mid-sentence: one line break
     assert page.words[1] == ("world,", (45, 20, 85, 32), 91.0, 0)
     assert page.mean_confidence == pytest.approx((96.5 + 91 + 50) / 3)
     layer = page.layer()

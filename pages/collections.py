@@ -92,9 +92,12 @@ def upload_section(lib, name: str) -> None:
         bar = st.progress(0.0, text="Starting…")
         current = st.empty()  # the file being read, as literal text (progress text reads markdown)
         started = time.perf_counter()
+        committed = []  # the files with a text layer are committed before the scans are read
 
         def on_progress(event) -> None:
             stage = STAGE_WORDS.get(event.stage, event.stage)
+            if event.stage == "index":
+                committed.append(True)
             if event.stage == "extract" and event.current_file:
                 what = f"{stage} file {event.files_done + 1} of {event.files_total}"
                 current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
@@ -104,6 +107,8 @@ def upload_section(lib, name: str) -> None:
             elif event.stage == "ocr" and event.ocr_pages_total:
                 page = min(event.ocr_pages_done + 1, event.ocr_pages_total)
                 what = f"{stage}: page {page} of {event.ocr_pages_total}"
+                if committed:
+                    what += " — the other files can be searched already"
                 if event.current_file:
                     current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
             else:

@@ -301,8 +301,9 @@ OCR_BLANK_DARK_PIXELS = 100
 OCR_SCAN_MAX_TEXT_CHARS = 100
 OCR_SCAN_IMAGE_COVER = 0.8
 # A page whose words Tesseract is on average less sure of than this (0-100) is flagged in the
-# ingest report: the shared scans read at 92-95, the brochure rendered at 100 dpi at 79 with
-# 8% character error (benchmarks/bench_ocr.py).
+# ingest report: the shared scans read at 94-97; the brochure rendered at 100 dpi, at 87.5 with
+# 4.7% character error (benchmarks/bench_ocr.py, docs/benchmarks.md section 13), so a page under
+# 80 reads clearly worse than a poor scan of a clean page.
 OCR_LOW_CONFIDENCE = 80
 OCR_LANG = "eng"
 

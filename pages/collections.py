@@ -18,6 +18,7 @@ from pages.common.state import (
 )
 from rag_core.errors import CollectionError
 from rag_core.output.render import literal_html, seconds_text, short_title
+from rag_core.pdf.extraction import ocr_note
 
 MANAGE_KEY = "manage_collection"
 REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"
@@ -213,7 +214,7 @@ def documents_section(lib, name: str) -> None:
         "passages": d.get("chunks"),
         "size (KB)": round(d.get("bytes", 0) / 1024),
         "added": time.strftime("%Y-%m-%d %H:%M", time.localtime(d.get("added", 0))),
-        "notes": "; ".join(d.get("warnings") or []),
+        "notes": "; ".join([*(d.get("warnings") or []), *([ocr_note(d["ocr"])] if d.get("ocr") else [])]),
     } for d in docs]), hide_index=True, width="stretch", key="documents_table", placeholder="")
     pick_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
     source = pick_col.selectbox("Remove a document", [d["source"] for d in docs], key="remove_doc_pick")

@@ -639,6 +639,13 @@ def ocr_reason(summary: dict | None) -> str:
     return text
 
 
+def ocr_note(summary: dict | None) -> str:
+    """``"read by OCR: 2 pages, mean confidence 93"`` (and the pages under the floor), or ``""``:
+    what a document's list says of a scan."""
+    reason = ocr_reason(summary)
+    return "read by OCR: " + reason.removeprefix("; ocr: ") if reason else ""
+
+
 def _no_text_reason(ocr: _OcrOutcome) -> str:
     if ocr.blank:
         return "The PDF's pages are blank: they have no text layer and nothing is drawn on them."

@@ -68,3 +68,12 @@ def test_settings_choose_how_uploads_read_scans(tmp_path, monkeypatch, pdf_dir):
         from rag_core.collections.preferences import update_preferences
 
         update_preferences(root, ocr_mode="sometimes")
+
+
+def test_the_documents_list_says_which_documents_were_read_by_ocr(scans_dir, monkeypatch):
+    at = start(scans_dir, monkeypatch, "pages/collections.py")
+    assert_clean(at)
+    docs = next(df.value for df in at.dataframe if "document" in df.value.columns)
+    notes = dict(zip(docs["document"], docs["notes"], strict=True))
+    assert notes[BOOK_PAGE].startswith("read by OCR: 1 page, mean confidence 9"), notes
+    assert notes[BROCHURE].startswith("read by OCR: 1 page, mean confidence 9"), notes

@@ -207,3 +207,11 @@ def test_a_font_without_unicode_mapping_is_read_by_ocr(shared_scans):
     result = shared_scans[NO_MAPPING]
     assert result.status == "ok", result.reason
     assert result.pages[0].text == "Phone"  # the page's one word, where the text layer gave "7+%-"
+
+
+def test_the_ocr_note_of_a_document_names_its_unsure_pages():
+    from rag_core.pdf.extraction import ocr_note
+
+    summary = {"pages": [1, 2], "mean_confidence": 71.4, "low_confidence_pages": [2]}
+    assert ocr_note(summary) == "read by OCR: 2 pages, mean confidence 71; low OCR confidence on page 2"
+    assert ocr_note(None) == ocr_note({"pages": []}) == ""

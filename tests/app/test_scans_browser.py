@@ -97,6 +97,15 @@ def test_a_scan_is_verified_and_marked_in_a_browser(scans_root):
                 no_exception()
                 page.wait_for_timeout(1000)
                 page.screenshot(path=str(SHOTS / "scans-2-compare-dialog.png"))
+                page.keyboard.press("Escape")
+
+                # 3. Collections: the documents list (a canvas grid: looked at in the screenshot)
+                page.goto(f"{url}/collections")
+                expect(page.get_by_role("heading", name="Documents")).to_be_visible(timeout=120_000)
+                no_exception()
+                page.set_viewport_size({"width": WIDTH, "height": 2000})  # Streamlit scrolls inside its container
+                page.wait_for_timeout(1500)
+                page.screenshot(path=str(SHOTS / "scans-3-documents.png"))
             finally:
                 browser.close()
     finally:

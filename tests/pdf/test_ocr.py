@@ -215,3 +215,22 @@ def test_the_ocr_note_of_a_document_names_its_unsure_pages():
     summary = {"pages": [1, 2], "mean_confidence": 71.4, "low_confidence_pages": [2]}
     assert ocr_note(summary) == "read by OCR: 2 pages, mean confidence 71; low OCR confidence on page 2"
     assert ocr_note(None) == ocr_note({"pages": []}) == ""
+
+
+@pytest.mark.slow
+@needs_tesseract
+def test_a_page_tesseract_is_unsure_of_is_flagged_in_the_reason():
+    import io
+
+    import pypdf
+
+    writer = pypdf.PdfWriter()
+    for noise in (0.0, 0.25):  # a clean page, then one under a quarter of grey speckles
+        writer.append(pypdf.PdfReader(io.BytesIO(scanned_pdf([LINES], dpi=200, noise=noise, size_in=(5, 3)))))
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    result = extract_pdf(buffer.getvalue())
+    assert result.ok and result.ocr["pages"] == [1, 2]
+    assert result.ocr["low_confidence_pages"] == [2], result.ocr
+    assert "low OCR confidence on page 2" in result.reason
+    assert "Scanned papers are read by Tesseract," in result.pages[0].text

@@ -6,6 +6,7 @@ test-artifacts/screenshots/scans-*.png (git-ignored)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -106,6 +107,17 @@ def test_a_scan_is_verified_and_marked_in_a_browser(scans_root):
                 page.set_viewport_size({"width": WIDTH, "height": 2000})  # Streamlit scrolls inside its container
                 page.wait_for_timeout(1500)
                 page.screenshot(path=str(SHOTS / "scans-3-documents.png"))
+
+                # 4. Settings: how uploads read scans, and the engine found
+                page.goto(f"{url}/settings")
+                ocr = page.get_by_role("heading", name="Scanned PDFs (OCR)")
+                expect(ocr).to_be_visible(timeout=120_000)
+                engine = re.compile(r"OCR engine:\s*tesseract \d.*language packs: .*eng")
+                expect(page.locator("body")).to_contain_text(engine)
+                no_exception()
+                ocr.evaluate("e => e.scrollIntoView({block: 'start'})")
+                page.wait_for_timeout(1000)
+                page.screenshot(path=str(SHOTS / "scans-4-settings.png"))
             finally:
                 browser.close()
     finally:

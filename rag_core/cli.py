@@ -127,12 +127,13 @@ def cmd_ingest(args) -> int:
         names = [_line(f.source) for f in report.files]
         width = max((len(n) for n in names), default=10)
         for f, name in zip(report.files, names, strict=True):
-            detail = f"{f.pages} pages, {f.chunks} chunks{_ocr_text(f.ocr)}" if f.ok else _line(f.reason)
+            detail = (f"{f.pages} page{'' if f.pages == 1 else 's'}, {f.chunks} chunk{'' if f.chunks == 1 else 's'}"
+                      f"{_ocr_text(f.ocr)}" if f.ok else _line(f.reason))
             print(f"{f.status:15s} {name:{width}s}  {detail}")
         added = len(report.added)
         collection = _line(repr(report.collection))
         print(f"\n{added} of {len(report.files)} files added to {collection}: "
-              f"{report.chunks_added} chunks in {report.seconds:.1f} s"
+              f"{report.chunks_added} chunk{'' if report.chunks_added == 1 else 's'} in {report.seconds:.1f} s"
               + (f" (searchable after {report.searchable_after_s:.1f} s)." if report.searchable_after_s else "."))
         if report.collection_removed:
             print(f"No file could be added, so the new collection {collection} was not kept.")

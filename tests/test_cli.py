@@ -165,7 +165,7 @@ def test_ingest_reads_scans_by_ocr_and_checks_the_ocr_options(tmp_path, pdf_dir,
     if find_tesseract() is not None:
         assert main(["--data-dir", data, "ingest", "c", scan, "--no-embed"]) == 0
         out = capsys.readouterr().out
-        assert "ok " in out and "OCR: 1 page, mean confidence" in out
+        assert "1 page, 1 chunk; OCR: 1 page, mean confidence" in out
         assert main(["--data-dir", data, "search", "c", "Phone", "--mode", "exact"]) == 0
         assert "p. 1 (OCR text)" in capsys.readouterr().out
         assert main(["--data-dir", data, "ingest", "c", scan, "--ocr-lang", "eng+xyz"]) == 2

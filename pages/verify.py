@@ -15,7 +15,15 @@ import pandas as pd
 import streamlit as st
 
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
-from pages.common.state import document_titles, library, pick_collection, preferences, searchable_index, title_of
+from pages.common.state import (
+    document_titles,
+    library,
+    marked_page_images,
+    pick_collection,
+    preferences,
+    searchable_index,
+    title_of,
+)
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
@@ -100,15 +108,6 @@ REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels
 # ---------------------------------------------------------------- evidence on the PDF page
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bool) -> list[dict]:
-    """The page(s) of a place with the passage marked (cached by file, place and zoom)."""
-    from rag_core.pdf.marks import mark_hit
-
-    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found}
-            for marked in mark_hit(pdf_path, target, zoom=not whole_page)]
-
-
 def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -> None:
     """The PDF page(s) of one of ``rows`` (a pick when there are several), the passage marked."""
     if not rows:
@@ -124,9 +123,11 @@ def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -
     if path is None:
         text_line("The original PDF is not stored in this collection, so no page image can be shown.", muted=True)
         return
+    doc = row.get("doc_id") or row.get("source")
     try:
         with st.spinner("Marking the passage on its page…"):
-            pages = marked_page_images(str(path), path.stat().st_mtime, evidence_target(row), whole)
+            pages = marked_page_images(str(path), path.stat().st_mtime, evidence_target(row), whole, name, doc,
+                                       lib.version(name))
     except (RagCoreError, OSError) as exc:
         text_line(f"The page image cannot be drawn: {exc}", muted=True)
         return

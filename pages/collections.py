@@ -19,11 +19,13 @@ from pages.common.state import (
 from rag_core.collections.ingest.embedding import embedding_view
 from rag_core.errors import CollectionError
 from rag_core.output.render import literal_html, seconds_text, short_title
+from rag_core.pdf.extraction import ocr_note
 
 MANAGE_KEY = "manage_collection"
 REMOVE_KEY = "remove_pending"  # the document waiting for "Yes, remove it"
 UNDO_KEY = "remove_undo"  # what the last removal took away, to put it back
-STAGE_WORDS = {"read": "Reading", "extract": "Reading", "embed": "Embedding passages", "index": "Building the index",
+STAGE_WORDS = {"read": "Reading", "extract": "Reading", "ocr": "Reading scanned pages (OCR)",
+               "embed": "Embedding passages", "index": "Building the index",
                "done": "Done"}
 EMBEDDING_REFRESH_S = 2.0  # how often the embedding status re-reads itself while it is shown
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
@@ -85,6 +87,7 @@ def upload_section(lib, name: str) -> None:
         key=f"uploader_{nonce}",
         help="Each file is read and cut into passages; as soon as that is done they can be searched by TF-IDF, "
              "BM25 and exact search, and their embeddings are computed in the background for hybrid search. "
+             "Scanned pages are read by OCR after the other files are searchable (Settings: OCR). "
              "A file that cannot be read is skipped with the reason; the others are still added.",
     )
     add = st.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
@@ -92,15 +95,25 @@ def upload_section(lib, name: str) -> None:
         bar = st.progress(0.0, text="Starting…")
         current = st.empty()  # the file being read, as literal text (progress text reads markdown)
         started = time.perf_counter()
+        committed = []  # the files with a text layer are committed before the scans are read
 
         def on_progress(event) -> None:
             stage = STAGE_WORDS.get(event.stage, event.stage)
+            if event.stage == "index":
+                committed.append(True)
             if event.stage == "extract" and event.current_file:
                 what = f"{stage} file {event.files_done + 1} of {event.files_total}"
                 current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
             elif event.stage == "embed":
                 what = f"{stage} ({event.chunks_done:,} of {event.chunks_total:,})"
                 current.empty()
+            elif event.stage == "ocr" and event.ocr_pages_total:
+                page = min(event.ocr_pages_done + 1, event.ocr_pages_total)
+                what = f"{stage}: page {page} of {event.ocr_pages_total}"
+                if committed:
+                    what += " — the other files can be searched already"
+                if event.current_file:
+                    current.html(f'<div class="rc-line rc-muted">{literal_html(event.current_file)}</div>')
             else:
                 what = stage
             if event.stage == "done":
@@ -114,7 +127,9 @@ def upload_section(lib, name: str) -> None:
 
         pdfs = [(f.name, f.getvalue()) for f in files]  # the library takes names and bytes
         try:
-            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False, embed="background")
+            prefs = preferences()
+            report = lib.add_pdfs(name, pdfs, progress=on_progress, create=False, embed="background",
+                                  ocr=prefs.ocr_mode, ocr_lang=prefs.ocr_lang)
         except ValueError as exc:
             bar.empty()
             current.empty()
@@ -198,7 +213,7 @@ def documents_section(lib, name: str) -> None:
         "passages": d.get("chunks"),
         "size (KB)": round(d.get("bytes", 0) / 1024),
         "added": time.strftime("%Y-%m-%d %H:%M", time.localtime(d.get("added", 0))),
-        "notes": "; ".join(d.get("warnings") or []),
+        "notes": "; ".join([*(d.get("warnings") or []), *([ocr_note(d["ocr"])] if d.get("ocr") else [])]),
     } for d in docs]), hide_index=True, width="stretch", key="documents_table", placeholder="")
     pick_col, button_col = st.columns([3, 1], vertical_alignment="bottom")
     source = pick_col.selectbox("Remove a document", [d["source"] for d in docs], key="remove_doc_pick")

@@ -21,7 +21,7 @@ from pages.common.state import (
     document_titles,
     library,
     load_index,
-    page_image,
+    passage_page,
     pick_collection,
     preferences,
     searchable_index,
@@ -660,11 +660,11 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
     left, right = st.columns([1, 1.15], gap="medium")
     with left:
         passage_box(text, result["query"], spans)
-    with right:
-        page = row.get("page_start") or row.get("page")
-        png = page_image(lib, name, row.get("doc_id") or row["source"], page)
-        if png:
-            st.image(png, caption=f"PDF page {page}", width="stretch")
+    with right:  # the page with the passage marked, as Verify shows evidence (scans by their OCR words)
+        index = None if stale else load_index(name)
+        chunk = index.chunks[row["chunk_index"]] if index is not None and 0 <= row.get("chunk_index", -1) < len(
+            index.chunks) and kind != "exact" else None
+        passage_page(lib, name, row, chunk)
 
 
 def body() -> None:

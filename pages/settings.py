@@ -1,4 +1,4 @@
-"""Settings & about: models and where they load from, the cross-encoder, data folder, chunking."""
+"""Settings & about: models and where they load from, the cross-encoder, data folder, chunking, OCR of scans."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pages.common.layout import note, run_page, show_error, text_line
 from pages.common.state import data_dir, flash, library, preferences, take_flash
 from rag_core.collections.preferences import preferences_path, update_preferences
 from rag_core.models.loading import resolve_model, select_device
+from rag_core.pdf.ocr import INSTALL_HINT, find_tesseract
 from rag_core.retrieval.ranking import cross_encoder_status, forget_rerankers
 from rag_core.settings import DATA_DIR_ENV, DEFAULT_CROSS_ENCODER_MODEL, MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
 
@@ -100,6 +101,42 @@ def chunking_section(prefs) -> None:
                 st.rerun()
 
 
+OCR_MODE_WORDS = {
+    "auto": "auto — only pages without a usable text layer (scans, fonts without a Unicode mapping)",
+    "force": "force — read every page again (for a PDF whose own OCR layer is bad)",
+    "off": "off — never (a scan is then skipped as having no text)",
+}
+
+
+def ocr_section(prefs) -> None:
+    info = find_tesseract()
+    if info is None:
+        note("warning", f"Scanned PDFs cannot be read here: to {INSTALL_HINT}, then restart the app.",
+             lead="Tesseract is not installed.")
+    else:
+        text_line("OCR engine:", f"{info.engine}; language packs: {', '.join(info.languages) or 'none'}",
+                  bold_first=True, sep=" ")
+    chosen = [p for p in prefs.ocr_lang.split("+") if p]
+    options = list(info.languages) if info is not None and info.languages else chosen
+    with st.form("ocr_form", border=True):
+        mode = st.radio("Read scanned pages by OCR", list(OCR_MODE_WORDS), format_func=OCR_MODE_WORDS.get,
+                        index=list(OCR_MODE_WORDS).index(prefs.ocr_mode), key="ocr_mode")
+        langs = st.multiselect("Languages of the scans", options, default=[p for p in chosen if p in options],
+                               key="ocr_langs", help="Tesseract's language packs installed on this machine "
+                                                     "(more: apt-get install tesseract-ocr-deu, …)")
+        st.caption("Applies to uploads from now on. Files with a text layer are searchable first; the scans "
+                   "follow, read at 300 dpi on every core. Their words keep their place on the page, so a "
+                   "passage found in a scan is marked on its page image.")
+        if st.form_submit_button("Save OCR settings"):
+            try:
+                update_preferences(data_dir(), ocr_mode=mode, ocr_lang="+".join(langs) or "eng")
+            except ValueError as exc:
+                show_error(exc)
+            else:
+                flash("success", f"Uploads will read scanned pages: {mode}, {'+'.join(langs) or 'eng'}.")
+                st.rerun()
+
+
 def body() -> None:
     st.title(":material/settings: Settings & about", anchor=False)
     prefs = preferences()
@@ -122,6 +159,9 @@ def body() -> None:
 
     st.subheader("Passages of new collections", anchor=False)
     chunking_section(prefs)
+
+    st.subheader("Scanned PDFs (OCR)", anchor=False)
+    ocr_section(prefs)
 
     st.subheader("About", anchor=False)
     st.markdown(

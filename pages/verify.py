@@ -19,6 +19,7 @@ from pages.common.state import (
     address_is_new,
     document_titles,
     library,
+    marked_page_images,
     pick_collection,
     preferences,
     remember_address,
@@ -113,15 +114,6 @@ REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels
 # ---------------------------------------------------------------- evidence on the PDF page
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
-def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bool) -> list[dict]:
-    """The page(s) of a place with the passage marked (cached by file, place and zoom)."""
-    from rag_core.pdf.marks import mark_hit
-
-    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found}
-            for marked in mark_hit(pdf_path, target, zoom=not whole_page)]
-
-
 def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -> None:
     """The PDF page(s) of one of ``rows`` (a pick when there are several), the passage marked."""
     if not rows:
@@ -137,9 +129,11 @@ def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -
     if path is None:
         text_line("The original PDF is not stored in this collection, so no page image can be shown.", muted=True)
         return
+    doc = row.get("doc_id") or row.get("source")
     try:
         with st.spinner("Marking the passage on its page…"):
-            pages = marked_page_images(str(path), path.stat().st_mtime, evidence_target(row), whole)
+            pages = marked_page_images(str(path), path.stat().st_mtime, evidence_target(row), whole, name, doc,
+                                       lib.version(name))
     except (RagCoreError, OSError) as exc:
         text_line(f"The page image cannot be drawn: {exc}", muted=True)
         return

@@ -57,8 +57,8 @@ def _skipped_message(skipped: list[tuple[str, str]], shown: int = 5) -> str:
     return f"rag-core: skipped {len(skipped)} file(s) in the folder(s): {names}{more}"
 
 
-STAGE_WORDS = {"read": "reading", "extract": "extracting", "index": "indexing", "embed": "embedding",
-               "done": "done"}
+STAGE_WORDS = {"read": "reading", "extract": "extracting", "index": "indexing", "ocr": "reading scans by OCR",
+               "embed": "embedding", "done": "done"}
 
 
 def _progress_bar(enabled: bool):
@@ -73,6 +73,8 @@ def _progress_bar(enabled: bool):
         parts = [STAGE_WORDS.get(event.stage, event.stage)]
         if event.stage == "embed":
             parts.append(f"{event.chunks_done:,}/{event.chunks_total:,} chunks")
+        elif event.stage == "ocr":
+            parts.append(f"{event.ocr_pages_done:,}/{event.ocr_pages_total:,} pages")
         else:
             parts.append(f"{event.files_done}/{event.files_total} files")
             if event.pages_total:
@@ -84,7 +86,27 @@ def _progress_bar(enabled: bool):
     return update, bar
 
 
+def _ocr_options(args) -> tuple[str, str]:
+    """``--ocr`` and ``--ocr-lang`` checked: a missing Tesseract (for force) or language pack is a usage error."""
+    from rag_core.pdf.ocr import OcrError, check_ocr_options
+
+    try:
+        return check_ocr_options(args.ocr, args.ocr_lang)
+    except OcrError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _ocr_text(ocr: dict | None) -> str:
+    """``"; OCR: 1 page, mean confidence 95"`` with the pages under the confidence floor, or ``""``."""
+    if not ocr:
+        return ""
+    from rag_core.pdf.extraction import ocr_reason
+
+    return ocr_reason(ocr).replace("; ocr:", "; OCR:", 1)
+
+
 def cmd_ingest(args) -> int:
+    ocr, ocr_lang = _ocr_options(args)
     scan = _expand_files(args.files)
     if scan.skipped:
         print(_skipped_message(scan.skipped), file=sys.stderr)
@@ -93,7 +115,7 @@ def cmd_ingest(args) -> int:
     update, bar = _progress_bar(show)
     try:
         report = library.add_pdfs(args.collection, scan.files, progress=update,
-                                  embed="none" if args.no_embed else "now")
+                                  embed="none" if args.no_embed else "now", ocr=ocr, ocr_lang=ocr_lang)
     finally:
         if bar is not None:
             bar.close()
@@ -105,12 +127,13 @@ def cmd_ingest(args) -> int:
         names = [_line(f.source) for f in report.files]
         width = max((len(n) for n in names), default=10)
         for f, name in zip(report.files, names, strict=True):
-            detail = f"{f.pages} pages, {f.chunks} chunks" if f.ok else _line(f.reason)
+            detail = (f"{f.pages} page{'' if f.pages == 1 else 's'}, {f.chunks} chunk{'' if f.chunks == 1 else 's'}"
+                      f"{_ocr_text(f.ocr)}" if f.ok else _line(f.reason))
             print(f"{f.status:15s} {name:{width}s}  {detail}")
         added = len(report.added)
         collection = _line(repr(report.collection))
         print(f"\n{added} of {len(report.files)} files added to {collection}: "
-              f"{report.chunks_added} chunks in {report.seconds:.1f} s"
+              f"{report.chunks_added} chunk{'' if report.chunks_added == 1 else 's'} in {report.seconds:.1f} s"
               + (f" (searchable after {report.searchable_after_s:.1f} s)." if report.searchable_after_s else "."))
         if report.collection_removed:
             print(f"No file could be added, so the new collection {collection} was not kept.")
@@ -583,6 +606,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILES")
     p.add_argument("--json", action="store_true", help="print the per-file report as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--ocr", choices=("auto", "force", "off"), default="auto",
+                   help="read scanned pages with Tesseract: auto (only pages without a usable text layer, after the "
+                        "other files are searchable; default), force (every page, for a bad OCR layer), off")
+    p.add_argument("--ocr-lang", default="eng", metavar="LANGS",
+                   help="Tesseract's languages for OCR, installed language packs joined by + (default eng)")
     p.add_argument("--no-embed", action="store_true",
                    help="return once the files are searchable by TF-IDF, BM25 and exact search; "
                         "compute dense vectors later with `rag-core embed`")

@@ -235,10 +235,13 @@ EVAL_CROSS_ENCODER_ENV = "RAG_CORE_EVAL_CROSS_ENCODER"
 DEVICE_ENV = "RAG_CORE_DEVICE"
 OFFLINE_ENV = "RAG_CORE_OFFLINE"
 SKIP_BROWSER_ENV = "RAG_CORE_SKIP_BROWSER"
+SKIP_OCR_ENV = "RAG_CORE_SKIP_OCR"
 PG_ANN_MIN_CHUNKS_ENV = "RAG_CORE_PG_ANN_MIN_CHUNKS"
 PG_INDEX_MEMORY_ENV = "RAG_CORE_PG_INDEX_MEMORY"
 PG_POOL_MAX_ENV = "RAG_CORE_PG_POOL_MAX"
 PG_FILE_CACHE_ENV = "RAG_CORE_PG_FILE_CACHE"
+TESSERACT_ENV = "RAG_CORE_TESSERACT"
+OCR_SECONDS_PER_PAGE_ENV = "RAG_CORE_OCR_SECONDS_PER_PAGE"
 
 # Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
 ENVIRONMENT_VARIABLES = {
@@ -250,6 +253,7 @@ ENVIRONMENT_VARIABLES = {
     DEVICE_ENV: "force the torch device for the models (cpu, cuda, mps; default: the best one found)",
     OFFLINE_ENV: "1 to never contact the model hub (as HF_HUB_OFFLINE=1 does)",
     SKIP_BROWSER_ENV: "1 to make scripts/setup.sh skip installing Chromium for the browser test",
+    SKIP_OCR_ENV: "1 to make scripts/setup.sh skip installing Tesseract (OCR of scanned PDFs)",
     ENCODER_ENV: "the bi-encoder variant: auto (int8 ONNX Runtime on a CPU, torch on a GPU), torch, onnx-int8 "
     "or onnx-fp32",
     MODEL_CACHE_ENV: "where bi-encoders converted to ONNX are kept, with their checksums "
@@ -262,6 +266,8 @@ ENVIRONMENT_VARIABLES = {
     EXTRACT_SECONDS_BASE_ENV: "time budget for reading one PDF, before its pages are counted (default 15 s)",
     EXTRACT_SECONDS_PER_PAGE_ENV: "time budget added per page of a PDF (default 0.5 s; at most 600 s a file)",
     EXTRACT_MEMORY_MB_ENV: "memory limit of the process that reads one PDF (default 2048 MiB)",
+    TESSERACT_ENV: "the Tesseract program that reads scanned pages (default: `tesseract` on the PATH)",
+    OCR_SECONDS_PER_PAGE_ENV: "time budget added per page read by OCR (default 60 s; at most 3600 s a file)",
     PG_ANN_MIN_CHUNKS_ENV: "PostgreSQL store: collections with at least this many vectors get a pgvector HNSW "
     "index (default 50000)",
     PG_INDEX_MEMORY_ENV: "PostgreSQL store: maintenance_work_mem for building an HNSW index (default 512MB)",
@@ -289,6 +295,52 @@ EXTRACT_SECONDS_BASE = _env_number(EXTRACT_SECONDS_BASE_ENV, 15.0)
 EXTRACT_SECONDS_PER_PAGE = _env_number(EXTRACT_SECONDS_PER_PAGE_ENV, 0.5)
 EXTRACT_SECONDS_MAX = 600.0
 EXTRACT_MEMORY_MB = int(_env_number(EXTRACT_MEMORY_MB_ENV, 2048))
+
+# ---------------------------------------------------------------------------- OCR
+# Scanned pages are read by Tesseract (rag_core.pdf.ocr) inside the same reader process, under
+# its memory limit; its time budget grows by OCR_SECONDS_PER_PAGE for each page to read (one
+# page took 1-3 s here with one core, 2 cores shared; 60 s leaves room for a dense page on a
+# busy machine), at most OCR_SECONDS_MAX a file (a 600-page scanned book on 2 cores).
+OCR_SECONDS_PER_PAGE = _env_number(OCR_SECONDS_PER_PAGE_ENV, 60.0)
+OCR_SECONDS_MAX = 3600.0
+# One Tesseract call may take this long before the page is given up (far beyond any page here).
+OCR_PAGE_TIMEOUT_S = 300
+# Pages are rendered at this resolution: Tesseract is trained on 300 dpi text, and the brochure
+# read at 300 dpi had 1.0% character error (docs/benchmarks.md, benchmarks/bench_ocr.py).
+OCR_DPI = 300
+# A page image is at most this many pixels (a grayscale byte each; Tesseract needs several times
+# that): a larger page is rendered at a lower resolution, down to OCR_MIN_DPI, under which text of
+# ordinary size cannot be read and the page is reported too large (a 2,000-inch page, say).
+OCR_MAX_PIXELS = 60_000_000
+OCR_MIN_DPI = 100
+# A rendered page with fewer dark pixels than this (at 300 dpi) has no ink: not given to Tesseract.
+# One small letter has ~300.
+OCR_BLANK_DARK_PIXELS = 100
+# "auto" also reads a page whose text layer holds fewer than this many non-space characters (a
+# stamp, a running head) when images cover at least this share of it: a scanned page. No page of
+# the 23 born-digital shared PDFs qualifies (their sparse pages hold no image; slides with a
+# picture: 34% covered).
+OCR_SCAN_MAX_TEXT_CHARS = 100
+OCR_SCAN_IMAGE_COVER = 0.8
+# A page whose words Tesseract is on average less sure of than this (0-100) is flagged in the
+# ingest report: the shared scans read at 94-97; the brochure rendered at 100 dpi, at 87.5 with
+# 4.7% character error (benchmarks/bench_ocr.py, docs/benchmarks.md section 13), so a page under
+# 80 reads clearly worse than a poor scan of a clean page.
+OCR_LOW_CONFIDENCE = 80
+OCR_LANG = "eng"
+
+
+def tesseract_command() -> str:
+    """The Tesseract program: ``$RAG_CORE_TESSERACT``, else ``tesseract`` (found on the PATH)."""
+    return os.environ.get(TESSERACT_ENV) or "tesseract"
+
+
+def ocr_threads() -> int:
+    """Pages read by OCR at once: one Tesseract process per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 # ------------------------------------------------------------------ collection stores
 # Old collection versions stay this long after they stop being live, so a reader that opened

@@ -95,12 +95,13 @@ def pdf_environment() -> dict:
 
 
 def page_digests(pdf_dir: Path) -> dict:
-    """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it)."""
+    """SHA-256 of the cleaned text of every page of every PDF in ``pdf_dir`` (and what else decides it):
+    the text layers, as pypdf reads them (OCR off: Tesseract's reading is measured by benchmarks/bench_ocr.py)."""
     from rag_core.pdf.extraction import extract_pdf
 
     files = {}
     for path in sorted(pdf_dir.glob("*.pdf")):
-        result = extract_pdf(path)
+        result = extract_pdf(path, ocr="off")
         files[path.name] = {
             "status": result.status,
             "n_pages": result.n_pages,
@@ -141,3 +142,40 @@ def resident_kib(under: str | Path) -> dict[str, int]:
             elif path and line.startswith("Rss:"):
                 sizes[path] = sizes.get(path, 0) + int(line.split()[1])
     return sizes
+
+
+# --------------------------------------------------------------------------- scanned PDFs
+
+
+def scanned_pdf(pages: list[list[str]], *, dpi: int = 200, noise: float = 0.0, seed: int = 0,
+                size_in: tuple[float, float] = (8.5, 11.0)) -> bytes:
+    """A PDF of page images, like a scanner's: no text layer, each page a picture of ``pages[i]``
+    (its lines, in a 12-point sans-serif font at ``dpi``). ``noise`` sprinkles that share of the
+    pixels grey (a dirty scan; with no lines, a page Tesseract finds nothing on but cannot skip)."""
+    import io
+    import random
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    width, height = round(size_in[0] * dpi), round(size_in[1] * dpi)
+    font = ImageFont.load_default(size=round(12 * dpi / 72))
+    drawn: dict[tuple[str, ...], Image.Image] = {}  # the same page is drawn once
+    images = []
+    for lines in pages:
+        if tuple(lines) not in drawn:
+            rng = random.Random(seed)
+            image = Image.new("L", (width, height), 255)
+            draw = ImageDraw.Draw(image)
+            y = min(dpi, height // 8)  # one-inch margins on a page of paper size
+            for line in lines:
+                draw.text((min(dpi, width // 8), y), line, fill=0, font=font)
+                y += round(18 * dpi / 72)
+            if noise:
+                pixels = image.load()
+                for _ in range(int(noise * width * height)):
+                    pixels[rng.randrange(width), rng.randrange(height)] = rng.randrange(0, 160)
+            drawn[tuple(lines)] = image
+        images.append(drawn[tuple(lines)])
+    buffer = io.BytesIO()
+    images[0].save(buffer, format="PDF", resolution=dpi, save_all=True, append_images=images[1:])
+    return buffer.getvalue()

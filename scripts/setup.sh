@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up rag_core on a fresh machine: a virtual environment in .venv with the CPU build
-# of PyTorch, the package with its test extras, and Debian's Chromium for the browser test.
+# of PyTorch, the package with its test extras, Debian's Chromium for the browser test, and
+# Debian's Tesseract (with its English language pack) to read scanned PDFs.
 # Safe to run again: it only adds what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,15 @@ if [ "${RAG_CORE_SKIP_BROWSER:-0}" != "1" ] && [ ! -x /usr/bin/chromium ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
   else
     echo "note: install Debian's chromium (apt-get install chromium) to run the browser test" >&2
+  fi
+fi
+# Tesseract reads scanned pages (OCR); without it a scan is reported no_text with this line.
+if [ "${RAG_CORE_SKIP_OCR:-0}" != "1" ] && ! command -v tesseract >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null
+  else
+    echo "note: install Tesseract (apt-get install tesseract-ocr tesseract-ocr-eng) to read scanned PDFs" >&2
   fi
 fi
 echo "rag_core is set up in .venv"

@@ -128,7 +128,7 @@ def test_ingest_report_remove_and_rename(tmp_path, pdf_dir, capsys):
     files = [str(pdf_dir / "awkward_truetype_font_no_unicode_mapping.pdf"),
              str(pdf_dir / "awkward_scanned_no_text_linn_brochure_2col.pdf"),
              str(pdf_dir / "awkward_apl2011_custom_font_encoding_2col.pdf")]
-    assert main(["--data-dir", data, "ingest", "c", *files, "--json"]) == 0
+    assert main(["--data-dir", data, "ingest", "c", *files, "--json", "--ocr", "off"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [f["status"] for f in report["files"]] == ["unreadable_text", "no_text", "ok"]
     assert main(["--data-dir", data, "rename", "c", "d"]) == 0
@@ -192,3 +192,27 @@ def test_exact_search_folds_by_default_and_reports_every_occurrence(tmp_path, ca
     assert len(hits(copied, "--normalized")) == 3
     index = lib.load_index("c")
     assert len(search_exact("estimator is correct", index, max_hits=10)) == 1, "the contract: one hit per chunk"
+
+
+def test_ingest_reads_scans_by_ocr_and_checks_the_ocr_options(tmp_path, pdf_dir, capsys, monkeypatch):
+    from rag_core.pdf.ocr import find_tesseract
+
+    data = str(tmp_path)
+    scan = str(pdf_dir / "awkward_truetype_font_no_unicode_mapping.pdf")
+    if find_tesseract() is not None:
+        assert main(["--data-dir", data, "ingest", "c", scan, "--no-embed"]) == 0
+        out = capsys.readouterr().out
+        assert "1 page, 1 chunk; OCR: 1 page, mean confidence" in out
+        assert main(["--data-dir", data, "search", "c", "Phone", "--mode", "exact"]) == 0
+        assert "p. 1 (OCR text)" in capsys.readouterr().out
+        assert main(["--data-dir", data, "ingest", "c", scan, "--ocr-lang", "eng+xyz"]) == 2
+        assert "tesseract-ocr-xyz" in capsys.readouterr().err
+    monkeypatch.setenv("RAG_CORE_TESSERACT", str(tmp_path / "no-tesseract"))
+    assert main(["--data-dir", data, "ingest", "d", scan, "--ocr", "force"]) == 2
+    assert "apt-get install tesseract-ocr" in capsys.readouterr().err
+    assert main(["--data-dir", data, "ingest", "d", scan, "--ocr", "sometimes"]) == 2
+    capsys.readouterr()
+    assert main(["--data-dir", data, "ingest", "d", scan, "--json"]) == 1  # nothing could be added
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"][0]["status"] == "unreadable_text"
+    assert "apt-get install tesseract-ocr tesseract-ocr-eng" in report["files"][0]["reason"]

@@ -89,6 +89,53 @@ def page_png(pdf_path: str, page: int, mtime: float, scale: float = 1.4) -> byte
     return render_page_png(pdf_path, page, scale=scale)
 
 
+@st.cache_data(max_entries=128, show_spinner=False)
+def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bool, collection: str = "",
+                       doc: str = "", version: str | None = None) -> list[dict]:
+    """The page(s) of a place with the passage marked (cached by file, place, zoom and collection
+    version); on a page read by OCR the document's OCR words locate it."""
+    from rag_core.pdf.marks import mark_hit
+
+    layer = library().ocr_layer(collection, doc) if collection and doc else None
+    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found, "ocr": marked.ocr}
+            for marked in mark_hit(pdf_path, target, zoom=not whole_page, ocr_layer=layer)]
+
+
+def passage_page(lib: Library, collection: str, row: dict, chunk: dict | None = None) -> None:
+    """The PDF page(s) of a search row with its passage marked, as Verify marks evidence: an exact
+    row's match, else the row's chunk (``chunk``: cut at its page starts) or text."""
+    from rag_core.output.render import OCR_NOTE
+    from rag_core.text.chunking import chunk_segments
+
+    doc = row.get("doc_id") or row.get("source")
+    page = row.get("page_start") or row.get("page")
+    path = lib.pdf_path(collection, doc) if doc else None
+    if not page:
+        st.caption("No page number is known for this passage.")
+        return
+    if path is None:
+        st.caption("The original PDF is not stored in this collection, so no page image can be shown.")
+        return
+    if row.get("match"):
+        target = {"match": row["match"], "page": page, "page_label": row.get("page_label")}
+    elif chunk is not None and chunk_segments(chunk):
+        target = {"pages": chunk_segments(chunk)}
+    else:
+        target = {"text": row.get("text") or "", "page": page, "page_label": row.get("page_label")}
+    try:
+        with st.spinner("Marking the passage on its page…"):
+            pages = marked_page_images(str(path), path.stat().st_mtime, target, True, collection, doc,
+                                       lib.version(collection))
+    except (ValueError, OSError) as exc:  # PdfMarkError is a RagCoreError (a ValueError)
+        text_line(f"The page image cannot be drawn: {exc}", muted=True)
+        return
+    for marked in pages:
+        st.image(marked["png"], width="stretch", output_format="PNG")  # PNG: JPEG would blur the mark
+        text_line(marked["caption"], muted=True)
+    if row.get("ocr"):
+        text_line(OCR_NOTE, muted=True)
+
+
 def page_image(lib: Library, collection: str, doc: str, page: int | None) -> bytes | None:
     """PNG bytes of one page of a stored PDF, or None (with a note shown) when impossible."""
     if not page:

@@ -74,6 +74,10 @@ _MEANING_NOTE = ("The score is the cosine similarity between the meaning of the 
                  "sentence (all-MiniLM-L6-v2 embeddings; 1.0 = the same meaning). {threshold:.2f} or more counts as "
                  "related. It says the passage is about the same thing, not that it supports the statement: "
                  "read it and judge.")
+_OCR_VERBATIM = (" The document's text there was read by OCR from a scanned page: a character may be misread; "
+                  "compare it with the page image.")
+_OCR_NEAR = (" The document's text there was read by OCR from a scanned page, so a difference may be the scan's "
+             "(a misread character), not the quote's: compare it with the page image.")
 _LEXICAL_NOTE = ("The score is the TF-IDF cosine between the statement and the marked sentence: how many key words "
                  "they share, not their meaning (this collection has no embeddings). {threshold:.2f} or more counts "
                  "as related. Read the passage and judge.")
@@ -94,7 +98,9 @@ class CitationCheck:
     which); ``score_note`` says what it means. ``meaning`` ("same", "changed", "unclear") and
     ``meaning_cues`` (``{kind, claim, source, severity}``) say whether the source says what the
     statement says (:mod:`rag_core.citations.meaning`); ``meaning_note`` says why in a sentence,
-    ``meaning_sentence`` is the source sentence a paraphrase was compared with.
+    ``meaning_sentence`` is the source sentence a paraphrase was compared with. ``ocr``: the
+    evidence is text read by OCR from a scanned page (a character may be misread; the message
+    says so, and a near-verbatim difference may be the scan's).
     """
 
     quote: str
@@ -116,6 +122,7 @@ class CitationCheck:
     meaning_cues: list[dict] = field(default_factory=list)
     meaning_note: str = ""
     meaning_sentence: dict | None = None
+    ocr: bool = False
 
     @property
     def evidence(self) -> dict | None:
@@ -156,7 +163,7 @@ class CitationCheck:
             "cited_sources": self.cited_sources, "found_in_cited": self.found_in_cited,
             "misattributed": self.misattributed, "source": self.source, "page": self.page,
             "page_label": self.page_label, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
-            "meaning_note": self.meaning_note, "meaning_sentence": self.meaning_sentence,
+            "meaning_note": self.meaning_note, "meaning_sentence": self.meaning_sentence, "ocr": self.ocr,
         }
 
 
@@ -537,6 +544,9 @@ def _verify(
         result.message = f"Found word for word{how} {where}: {first['source']}{_page_text(first)} ({places})."
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
+        result.ocr = bool(first.get("ocr"))
+        if result.ocr:
+            result.message += _OCR_VERBATIM
         return result, []
 
     # 2. near verbatim: the closest wording, in the cited documents first
@@ -562,6 +572,9 @@ def _verify(
         )
         if result.misattributed:
             result.message += " Found, but in a different document than the one cited."
+        result.ocr = bool(best.get("ocr"))
+        if result.ocr:
+            result.message += _OCR_NEAR
         return result, []
 
     # 3. related: passages close in meaning, with their best sentence
@@ -604,6 +617,9 @@ def _verify(
             f"sentence marked (best: {closest[0]['source']}{_page_text(closest[0])}, score "
             f"{result.similarity:.2f}); read them to judge whether they support the statement."
         )
+        result.ocr = bool(closest[0].get("ocr"))
+        if result.ocr:
+            result.message += _OCR_VERBATIM.replace("there", "of the best passage")
     else:
         result.message = (
             f"Not found word for word {where}, nor with close wording, and no passage is close in meaning. "

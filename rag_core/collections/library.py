@@ -17,6 +17,7 @@ from rag_core.collections.ingest.embedding import (
     embed_pending,
     start_background_embedding,
 )
+from rag_core.collections.ingest.ocr_layers import layer_key, read_layer
 from rag_core.collections.ingest.pipeline import IngestReport, ingest_files
 from rag_core.collections.ingest.progress import IngestProgress
 from rag_core.collections.repair import check_collection
@@ -27,6 +28,7 @@ from rag_core.settings import (
     CHUNK_OVERLAP_CHARS,
     CHUNK_SIZE_CHARS,
     DEFAULT_EMBEDDING_MODEL,
+    OCR_LANG,
     STORE_ENV,
     default_data_dir,
 )
@@ -113,6 +115,15 @@ class Library:
         doc = self.document(name, doc_id)
         return None if doc is None else self.store.read_pdf(name, doc["sha256"])
 
+    def ocr_layer(self, name: str, doc_id: str) -> dict | None:
+        """The words OCR read on a scanned document's pages, with their boxes (by doc_id or source
+        name; :mod:`rag_core.collections.ingest.ocr_layers`), for marking a passage on its page image;
+        None for a document with a text layer."""
+        doc = self.document(name, doc_id)
+        if doc is None or not doc.get("ocr"):
+            return None
+        return read_layer(self.store, name, doc["sha256"])
+
     def document(self, name: str, doc_id: str) -> dict | None:
         for doc in self.documents(name):
             if doc_id in (doc["doc_id"], doc["source"]):
@@ -174,6 +185,8 @@ class Library:
         create: bool = True,
         compute_embeddings: bool = True,
         embed: str | None = None,
+        ocr: str = "auto",
+        ocr_lang: str = OCR_LANG,
     ) -> IngestReport:
         """Extract, chunk and index PDFs into ``name``; one bad file never stops the others.
 
@@ -183,7 +196,10 @@ class Library:
         "background" returns as soon as the files are searchable by TF-IDF, BM25 and
         exact search and embeds in a thread, "none" leaves the vectors for later
         (``compute_embeddings=False`` means "none"). A collection this call created is
-        removed again when no file could be added.
+        removed again when no file could be added. ``ocr``: "auto" reads scanned pages (those
+        without a usable text layer) with Tesseract, after the other files are searchable;
+        "force" reads every page by OCR (for a bad OCR layer); "off" none. ``ocr_lang``:
+        Tesseract's languages, such as ``eng`` or ``eng+deu``.
         """
         embed = embed or ("now" if compute_embeddings else "none")
         created = False
@@ -191,7 +207,8 @@ class Library:
             if not create:
                 self.store.read_settings(name)  # raises the not-found error with the list of names
             created = self.create_for_ingest(name)
-        report = ingest_files(self.store, validate_collection_name(name), files, progress=progress, embed=embed)
+        report = ingest_files(self.store, validate_collection_name(name), files, progress=progress, embed=embed,
+                              ocr=ocr, ocr_lang=ocr_lang)
         if created and not report.added:
             try:
                 if not self.documents(name):
@@ -255,4 +272,7 @@ class Library:
                 embeddings=embeddings, dense_mask=dense_mask, new_files={},
                 dropped_files=[d["sha256"] for d in removed],
             )
+            for doc in removed:  # the OCR layer goes with its document
+                if doc.get("ocr"):
+                    self.store.write_data(name, layer_key(doc["sha256"]), None)
         return [d["source"] for d in removed]

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "OCR_NOTE",
+    "OCR_TEXT",
     "highlight_html",
     "literal_html",
     "page_label",
@@ -30,6 +32,10 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- pages
 
+# How a place whose text was read by OCR is marked, and what it means.
+OCR_TEXT = "OCR text"
+OCR_NOTE = "This text was read by OCR from a scanned page: a character may be misread; compare it with the page image."
+
 
 def page_span(row: Mapping) -> str:
     """The PDF page(s) of a row: "12", "12–13", or "?" when unknown."""
@@ -41,7 +47,8 @@ def page_span(row: Mapping) -> str:
 
 
 def page_label(row: Mapping) -> str:
-    """ "p. 3", "pp. 3–4" or "p. 3 (printed 117)" when the PDF prints another number.
+    """ "p. 3", "pp. 3–4" or "p. 3 (printed 117)" when the PDF prints another number, and
+    "p. 1 (OCR text)" for text read by OCR from a scan (a character may be misread).
 
     The printed label is the document's own text: show the result with :func:`literal_html`
     or :func:`terminal_safe`.
@@ -52,7 +59,10 @@ def page_label(row: Mapping) -> str:
     start = row.get("page_start") or row.get("page")
     if label not in (None, "") and str(label) != str(start):
         text += f" (printed {label})"
+    if row.get("ocr"):
+        text += f" ({OCR_TEXT})"
     return text
+
 
 
 # ----------------------------------------------------------------------------- titles and snippets

@@ -4,6 +4,8 @@
 and never raises for bad *content*: every problem with the file (not a PDF, encrypted,
 damaged, too large, empty, a scan without a text layer, text that is junk) is reported
 through :attr:`PdfExtraction.status` and a human sentence in :attr:`PdfExtraction.reason`.
+Pages without a usable text layer are read by OCR (:mod:`rag_core.pdf.ocr`) when Tesseract is
+installed: a scan then comes back ``ok``, its words with their boxes in ``ocr_layer``.
 Only internal failures such as ``MemoryError`` propagate, and ``OSError`` when a path
 given by the caller cannot be read.
 
@@ -25,9 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from rag_core.pdf.ocr import OCR_MODES
 from rag_core.settings import (
     MAX_PDF_BYTES,
     MAX_PDF_PAGES,
+    OCR_LANG,
+    OCR_LOW_CONFIDENCE,
     PDF_MIN_CHARS_TO_JUDGE_PAGE,
     PDF_MIN_LETTER_SHARE,
     PDF_MIN_WORDLIKE_SHARE,
@@ -71,6 +76,12 @@ class PdfExtraction:
     warnings: list[str] = field(default_factory=list)
     # Bibliographic metadata guessed by rag_core.pdf.metadata: title, authors (names), year; None when unsure.
     metadata: dict = field(default_factory=lambda: {"title": None, "authors": None, "year": None})
+    # OCR (rag_core.pdf.ocr): what was read (pages, mean confidence, low-confidence pages, engine,
+    # language; None when no page was), each page's words with their boxes ({"pages": {"1": ...}}),
+    # and, from a first pass with ocr="defer", the pages a second pass must read.
+    ocr: dict | None = None
+    ocr_layer: dict | None = None
+    ocr_needed: list[int] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -348,6 +359,10 @@ def extract_pdf(
     max_bytes: int = MAX_PDF_BYTES,
     max_pages: int = MAX_PDF_PAGES,
     on_page: Callable[[int, int], None] | None = None,
+    ocr: str = "auto",
+    ocr_lang: str = OCR_LANG,
+    ocr_threads: int | None = None,
+    on_ocr_page: Callable[[int, int], None] | None = None,
 ) -> PdfExtraction:
     """Extract cleaned per-page text from a PDF.
 
@@ -356,7 +371,17 @@ def extract_pdf(
     ``reason``, never raised. ``sha256`` is empty only when the file was refused for its size
     without being read. ``on_page(done, total)`` is called once the page count is known
     and after each page.
+
+    ``ocr``: "auto" reads the pages without a usable text layer with Tesseract (a scan, a font
+    without a Unicode mapping), "force" reads every page, "off" none; "defer" reads none but
+    lists the pages "auto" would read in ``ocr_needed`` (an ingest's first pass, so the files
+    with a text layer are searchable before the scans are read). ``ocr_lang``: Tesseract's
+    languages (``eng+deu``); ``ocr_threads``: pages read at once (default: one per core);
+    ``on_ocr_page(done, total)`` follows the pages read by OCR. Without Tesseract a scan stays
+    ``no_text``, with the line that installs it.
     """
+    if ocr not in (*OCR_MODES, "defer"):
+        raise ValueError(f"ocr must be one of {', '.join(OCR_MODES)}, got {ocr!r}")
     data, size, default_name = _read_source(source, max_bytes)
     display = name or default_name
 
@@ -377,12 +402,22 @@ def extract_pdf(
         return result(
             "not_pdf", "This is not a PDF file (it does not start with the %PDF header).", sha256=sha256
         )
+    options = _OcrOptions(ocr, ocr_lang or OCR_LANG, ocr_threads, on_ocr_page)
     with _quiet_pypdf():
-        return _extract(data, display, sha256, max_pages, on_page)
+        return _extract(data, display, sha256, max_pages, on_page, options)
+
+
+@dataclass
+class _OcrOptions:
+    mode: str = "off"
+    lang: str = OCR_LANG
+    threads: int | None = None
+    on_page: Callable[[int, int], None] | None = None
 
 
 def _extract(data: bytes, display: str, sha256: str, max_pages: int,
-             on_page: Callable[[int, int], None] | None = None) -> PdfExtraction:
+             on_page: Callable[[int, int], None] | None = None,
+             options: _OcrOptions | None = None) -> PdfExtraction:
     from pypdf import PdfReader
     from pypdf.errors import DependencyError
 
@@ -451,13 +486,10 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
         if on_page is not None:
             on_page(index + 1, n_pages)
 
-    pages = [PageText(i + 1, t, labels[i] if labels else None) for i, t in enumerate(texts)]
-
-    def done(status: str, reason: str) -> PdfExtraction:
-        return result(status, reason, pages=pages, n_pages=n_pages, warnings=notes)
-
     if len(failed) == n_pages:
-        return done("damaged", f"The PDF is damaged: no page could be read ({first_error}).")
+        return result("damaged", f"The PDF is damaged: no page could be read ({first_error}).",
+                      pages=[PageText(i + 1, t, labels[i] if labels else None) for i, t in enumerate(texts)],
+                      n_pages=n_pages, warnings=notes)
     if failed:
         shown = ", ".join(map(str, failed[:10])) + (", ..." if len(failed) > 10 else "")
         notes.append(
@@ -465,23 +497,29 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             f"left empty (page {shown}; {first_error})"
         )
 
-    readable = [t for t in texts if _has_real_text(t)]
     # Quality counts once per page; the document's are the sums over its readable pages
     # (the same tokens as the readable pages joined by line breaks).
     page_counts = [_quality_counts(t) for t in texts]
+    ocr = _read_by_ocr(data, texts, page_counts, failed, options or _OcrOptions(), notes)
+    if ocr.read:
+        page_counts = [_quality_counts(t) for t in texts]
+    pages = [PageText(i + 1, t, labels[i] if labels else None) for i, t in enumerate(texts)]
+
+    def done(status: str, reason: str) -> PdfExtraction:
+        return result(status, reason, pages=pages, n_pages=n_pages, warnings=notes, ocr=ocr.summary,
+                      ocr_layer=ocr.layer, ocr_needed=ocr.needed)
+
+    readable = [t for t in texts if _has_real_text(t)]
     readable_counts = [c for c, t in zip(page_counts, texts, strict=False) if _has_real_text(t)]
     if not readable:
-        return done(
-            "no_text",
-            "The PDF has no text layer; it looks like a scan. OCR is not available here: run OCR first "
-            "(for example `ocrmypdf in.pdf out.pdf`) and add the result.",
-        )
+        if ocr.too_large:
+            return done("too_large", f"The PDF has no text layer, and {ocr.too_large}.")
+        return done("no_text", _no_text_reason(ocr))
     if _is_junk_shares(_shares(tuple(map(sum, zip(*readable_counts, strict=False))))):
         return done(
             "unreadable_text",
             "The PDF's text layer is unreadable (it extracts as symbols, not words; probably a font "
-            "without a Unicode mapping). Run OCR on it (for example `ocrmypdf --force-ocr in.pdf out.pdf`) "
-            "and add the result.",
+            f"without a Unicode mapping). {_ocr_advice(ocr)}",
         )
 
     empty = [i + 1 for i, t in enumerate(texts) if not _has_real_text(t) and i + 1 not in failed]
@@ -497,9 +535,133 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             f"{_plural(len(junk_pages), 'page')} {'have' if len(junk_pages) > 1 else 'has'} text that looks "
             f"unreadable (page {', '.join(map(str, junk_pages[:10]))}{', ...' if len(junk_pages) > 10 else ''})"
         )
-    extraction = done("ok", f"{_plural(n_pages, 'page')}")
+    extraction = done("ok", f"{_plural(n_pages, 'page')}{ocr_reason(ocr.summary)}")
     extraction.metadata = _bibliographic_metadata(reader, texts)
     return extraction
+
+
+# --------------------------------------------------------------------------- OCR
+
+
+@dataclass
+class _OcrOutcome:
+    """What OCR did to a document's pages (see :func:`_read_by_ocr`)."""
+
+    read: bool = False
+    summary: dict | None = None
+    layer: dict | None = None
+    needed: list[int] = field(default_factory=list)
+    unavailable: str = ""  # why pages that needed OCR were not read: "missing", "off"
+    too_large: str = ""
+    blank: bool = False
+
+
+def _read_by_ocr(data: bytes, texts: list[str], page_counts: list, failed: list[int], options: _OcrOptions,
+                 notes: list[str]) -> _OcrOutcome:
+    """Read the pages without a usable text layer by OCR (their text replaces ``texts`` in place)."""
+    from rag_core.pdf import ocr as engine
+
+    outcome = _OcrOutcome()
+    readable = [c for c, t in zip(page_counts, texts, strict=False) if _has_real_text(t)]
+    all_junk = bool(readable) and _is_junk_shares(_shares(tuple(map(sum, zip(*readable, strict=False)))))
+    needs_ocr = not readable or all_junk
+    if options.mode == "off":
+        outcome.unavailable = "off" if needs_ocr else ""
+        return outcome
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        notes.append(f"the pages could not be checked for OCR ({_short_error(exc)})")
+        return outcome
+    try:
+        wanted = engine.pages_to_ocr(
+            document, texts, "force" if options.mode == "force" else "auto", has_text=_has_real_text,
+            is_junk_page=lambda i: page_counts[i][0] >= PDF_MIN_CHARS_TO_JUDGE_PAGE
+            and _is_junk_shares(_shares(page_counts[i])), all_junk=all_junk)
+    finally:
+        document.close()
+    wanted = [n for n in wanted if n not in failed or options.mode == "force"]
+    if not wanted:
+        outcome.blank = needs_ocr  # nothing drawn on the pages without text
+        return outcome
+    info = engine.find_tesseract()
+    if info is None:
+        outcome.unavailable = "missing"
+        notes.append(f"{_plural(len(wanted), 'page')} need{'s' if len(wanted) == 1 else ''} OCR, which is not "
+                     f"available: {engine.INSTALL_HINT}")
+        return outcome
+    if options.mode == "defer":
+        outcome.needed = wanted
+        return outcome
+    lang = options.lang
+    if any(p not in info.languages for p in lang.split("+")):
+        notes.append(f"the OCR language {lang!r} is not installed; read with eng")
+        lang = OCR_LANG
+    run = engine.ocr_pages(data, wanted, lang=lang, threads=options.threads, info=info, on_page=options.on_page)
+    for number, page in list(run.pages.items()):
+        text = clean_extracted_text(page.text)
+        if _has_real_text(text):
+            texts[number - 1] = text
+        else:  # nothing read: the page keeps its text layer (if any), and has no OCR words to mark
+            del run.pages[number]
+            run.skipped[number] = "no text found"
+    outcome.read = bool(run.pages)
+    outcome.summary = engine.summary(run, info, lang, options.mode)
+    outcome.layer = engine.layer(run, info, lang) if run.pages else None
+    too_large = {n: why for n, why in run.skipped.items() if why.startswith("too large")}
+    if too_large:
+        first = min(too_large)
+        outcome.too_large = f"page {first} is {too_large[first]}"
+        notes.append(f"{_plural(len(too_large), 'page')} could not be read by OCR (page {first}: {too_large[first]})")
+    if run.failed:
+        first = min(run.failed)
+        notes.append(f"OCR failed on {_plural(len(run.failed), 'page')} (page {first}: {run.failed[first]})")
+    low = outcome.summary["low_confidence_pages"]
+    if low:
+        notes.append(f"OCR is unsure of {_plural(len(low), 'page')} (mean word confidence under "
+                     f"{OCR_LOW_CONFIDENCE}: page {', '.join(map(str, low[:10]))}{', ...' if len(low) > 10 else ''}); "
+                     "check its text against the page image")
+    return outcome
+
+
+def ocr_reason(summary: dict | None) -> str:
+    """``"; ocr: 2 pages, mean confidence 93"`` (and the pages under the floor), or ``""``."""
+    if not summary or not summary.get("pages"):
+        return ""
+    text = f"; ocr: {_plural(len(summary['pages']), 'page')}"
+    if summary.get("mean_confidence") is not None:
+        text += f", mean confidence {summary['mean_confidence']:.0f}"
+    low = summary.get("low_confidence_pages") or []
+    if low:
+        text += f"; low OCR confidence on page {', '.join(map(str, low[:10]))}{', ...' if len(low) > 10 else ''}"
+    return text
+
+
+def ocr_note(summary: dict | None) -> str:
+    """``"read by OCR: 2 pages, mean confidence 93"`` (and the pages under the floor), or ``""``:
+    what a document's list says of a scan."""
+    reason = ocr_reason(summary)
+    return "read by OCR: " + reason.removeprefix("; ocr: ") if reason else ""
+
+
+def _no_text_reason(ocr: _OcrOutcome) -> str:
+    if ocr.blank:
+        return "The PDF's pages are blank: they have no text layer and nothing is drawn on them."
+    if ocr.summary is not None:
+        return "The PDF has no text layer, and OCR found no text on its pages (they look blank)."
+    return f"The PDF has no text layer; it looks like a scan. {_ocr_advice(ocr)}"
+
+
+def _ocr_advice(ocr: _OcrOutcome) -> str:
+    from rag_core.pdf.ocr import INSTALL_HINT
+
+    if ocr.unavailable == "off":
+        return "OCR was off for this file: add it again with OCR on (`--ocr auto`)."
+    if ocr.unavailable == "missing" or ocr.summary is None:
+        return f"OCR is not available here: {INSTALL_HINT}, then add the file again."
+    return "OCR could not read it either."
 
 
 def _bibliographic_metadata(reader, texts: list[str]) -> dict:

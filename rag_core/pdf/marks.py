@@ -5,6 +5,9 @@ The text we search is pypdf's cleaned text; the boxes come from pdfium's text la
 (hyphens joined at ingest, ligatures, spacing, reading order), so a passage is found in
 pdfium's characters after folding both (:func:`rag_core.retrieval.exact.normalize_for_matching`):
 first word for word with the spaces left out, then, failing that, by rapidfuzz's alignment.
+A scanned page read by OCR has no text layer: its words as Tesseract read them, each with its
+box (the document's OCR layer, :mod:`rag_core.pdf.ocr`), take the place of pdfium's characters,
+and the passage is found and marked the same way.
 
 :func:`render_marked_page` draws the boxes as outlines with a bar in the page margin, in a
 blue that cannot be taken for the yellow highlight annotations some PDFs carry, and renders
@@ -81,6 +84,7 @@ class MarkedPage:
     width: int
     height: int
     cropped: bool
+    ocr: bool = False  # located in the words OCR read on a scanned page
 
     @property
     def found(self) -> bool:
@@ -88,9 +92,11 @@ class MarkedPage:
 
     def caption(self) -> str:
         label = f" (printed page {self.page_label})" if self.page_label and self.page_label != str(self.page) else ""
+        layer = "the words OCR read on this scan" if self.ocr else "the page's text layer"
         how = {"exact": "passage marked", "aligned": f"closest text marked ({self.location.score:.0%} alike)",
-               "not_found": "passage not located in the page's text layer"}[self.location.method]
-        return f"Page {self.page}{label}: {how}"
+               "not_found": f"passage not located in {layer}"}[self.location.method]
+        scan = " (a scan read by OCR: a character may be misread)" if self.ocr and self.found else ""
+        return f"Page {self.page}{label}: {how}{scan}"
 
 
 # --------------------------------------------------------------------------- opening
@@ -201,12 +207,90 @@ def _locate(page, page_number: int, passage: str) -> PassageLocation:
         textpage.close()
 
 
-def locate_passage(pdf: str | Path | bytes, page_number: int, passage: str) -> PassageLocation:
-    """Where ``passage`` (text from our extraction of that page) lies on page ``page_number``."""
+def _ocr_chars(ocr_page: dict) -> tuple[str, list[int]]:
+    """The OCR words of a page as one text (spaces between words, line breaks between lines),
+    and for each of its characters the word it belongs to (-1 for a separator)."""
+    parts: list[str] = []
+    owner: list[int] = []
+    lines = ocr_page.get("lines") or [0] * len(ocr_page["words"])
+    for i, word in enumerate(ocr_page["words"]):
+        if i:
+            parts.append("\n" if lines[i] != lines[i - 1] else " ")
+            owner.append(-1)
+        parts.append(str(word))
+        owner.extend([i] * len(str(word)))
+    return "".join(parts), owner
+
+
+def _image_to_page(page, ocr_page: dict, box) -> tuple[float, float, float, float]:
+    """A box in pixels of the OCR image (``(left, top, right, bottom)``) to PDF points
+    ``(left, bottom, right, top)``, through pdfium's own mapping (rotation and crop box included)."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    width, height = (int(v) for v in ocr_page["size"])
+    xs, ys = [], []
+    for x, y in ((box[0], box[1]), (box[2], box[3])):
+        px, py = ctypes.c_double(), ctypes.c_double()
+        pdfium_c.FPDF_DeviceToPage(page, 0, 0, width, height, 0, int(x), int(y), px, py)
+        xs.append(px.value)
+        ys.append(py.value)
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _line_boxes(ocr_page: dict, words: range) -> dict[int, list[float]]:
+    """The union box (image pixels) of the given words on each of their lines."""
+    boxes, lines = ocr_page["boxes"], ocr_page.get("lines") or [0] * len(ocr_page["words"])
+    out: dict[int, list[float]] = {}
+    for i in words:
+        left, top, right, bottom = boxes[4 * i: 4 * i + 4]
+        box = out.setdefault(lines[i], [left, top, right, bottom])
+        box[0], box[1], box[2], box[3] = min(box[0], left), min(box[1], top), max(box[2], right), max(box[3], bottom)
+    return out
+
+
+def _locate_ocr(page, page_number: int, passage: str, ocr_page: dict) -> PassageLocation:
+    """Where ``passage`` lies among the words OCR read on the page (see :mod:`rag_core.pdf.ocr`)."""
+    chars, owner = _ocr_chars(ocr_page)
+    found = _locate_in_chars(chars, passage)
+    if found is None:
+        return PassageLocation(page=page_number)
+    start, end, score, method = found
+    covered = [owner[i] for i in range(start, end) if owner[i] >= 0]
+    if not covered:
+        return PassageLocation(page=page_number)
+    first, last = min(covered), max(covered)
+    lines = _line_boxes(ocr_page, range(first, last + 1))
+    boxes = [_image_to_page(page, ocr_page, box) for _, box in sorted(lines.items())]
+    location = PassageLocation(page=page_number, char_start=start, char_end=end, boxes=boxes, score=score,
+                               method=method, text=" ".join(str(w) for w in ocr_page["words"][first:last + 1]))
+    left, right = min(b[0] for b in boxes), max(b[2] for b in boxes)
+    every_line = _line_boxes(ocr_page, range(len(ocr_page["words"])))
+    location.column = [b for b in (_image_to_page(page, ocr_page, box) for box in every_line.values())
+                       if b[0] < right and b[2] > left]
+    return location
+
+
+def _ocr_page(ocr_layer: dict | None, page_number: int) -> dict | None:
+    """The OCR words of one page of a document's layer, when it has them."""
+    if not ocr_layer:
+        return None
+    page = (ocr_layer.get("pages") or {}).get(str(page_number))
+    return page if isinstance(page, dict) and page.get("words") is not None and page.get("size") else None
+
+
+def locate_passage(pdf: str | Path | bytes, page_number: int, passage: str, *,
+                   ocr_layer: dict | None = None) -> PassageLocation:
+    """Where ``passage`` (text from our extraction of that page) lies on page ``page_number``
+    (among the words of ``ocr_layer`` when that page was read by OCR)."""
     document = _open(pdf)
     try:
         page = _page(document, page_number)
         try:
+            ocr_page = _ocr_page(ocr_layer, page_number)
+            if ocr_page is not None:
+                return _locate_ocr(page, page_number, passage, ocr_page)
             return _locate(page, page_number, passage)
         finally:
             page.close()
@@ -286,25 +370,30 @@ def render_marked_page(
     scale: float = 2.0,
     zoom: bool = True,
     margin_pt: float = 48.0,
+    ocr_layer: dict | None = None,
 ) -> MarkedPage:
     """Render page ``page_number`` (1-based) without its annotations, ``passage`` marked.
 
     ``zoom`` crops the image to the passage with ``margin_pt`` points around it (the whole
-    page when the passage is not located). Raises :class:`PdfMarkError` for a PDF that cannot
-    be opened or a page out of range.
+    page when the passage is not located). ``ocr_layer``: the document's OCR layer
+    (:meth:`rag_core.collections.library.Library.ocr_layer`), whose words locate the passage on
+    a page read by OCR. Raises :class:`PdfMarkError` for a PDF that cannot be opened or a page
+    out of range.
     """
     if not scale or scale <= 0 or scale > 8:
         raise PdfMarkError(f"scale must be greater than 0 and at most 8, got {scale!r}")
     document = _open(pdf)
     try:
         page = _page(document, page_number)
+        ocr_page = _ocr_page(ocr_layer, page_number)
         try:
-            location = _locate(page, page_number, passage)
+            location = (_locate_ocr(page, page_number, passage, ocr_page) if ocr_page is not None
+                        else _locate(page, page_number, passage))
             png, width, height, cropped = _render(page, location, scale=scale, zoom=zoom, margin_pt=margin_pt)
         finally:
             page.close()
         return MarkedPage(page=page_number, page_label=_label(document, page_number), png=png, location=location,
-                          width=width, height=height, cropped=cropped)
+                          width=width, height=height, cropped=cropped, ocr=ocr_page is not None)
     finally:
         document.close()
 
@@ -315,34 +404,38 @@ def mark_passage(
     *,
     scale: float = 2.0,
     zoom: bool = True,
+    ocr_layer: dict | None = None,
 ) -> list[MarkedPage]:
     """One marked page per segment: ``segments`` are dicts with ``page`` and ``text`` (the
     passage's text on that page), such as a hit's ``pages`` from :func:`rag_core.retrieval.exact.find_places`
-    or :func:`rag_core.citations.verdicts.verify_quote`. A passage that crosses a page gives both pages."""
+    or :func:`rag_core.citations.verdicts.verify_quote`. A passage that crosses a page gives both pages.
+    ``ocr_layer``: the document's OCR layer, for pages of a scan."""
     pages = []
     for segment in segments:
         page, text = segment.get("page"), segment.get("text") or ""
         if not isinstance(page, int) or not text.strip():
             continue
-        marked = render_marked_page(pdf, page, text, scale=scale, zoom=zoom)
+        marked = render_marked_page(pdf, page, text, scale=scale, zoom=zoom, ocr_layer=ocr_layer)
         if marked.page_label is None and segment.get("page_label"):
             marked.page_label = str(segment["page_label"])
         pages.append(marked)
     return pages
 
 
-def mark_hit(pdf: str | Path | bytes, hit: dict, *, scale: float = 2.0, zoom: bool = True) -> list[MarkedPage]:
+def mark_hit(pdf: str | Path | bytes, hit: dict, *, scale: float = 2.0, zoom: bool = True,
+             ocr_layer: dict | None = None) -> list[MarkedPage]:
     """The marked page(s) of a verbatim place, a near-verbatim alignment or a related passage
-    (its best sentence) from :func:`rag_core.citations.verdicts.verify_quote`."""
+    (its best sentence) from :func:`rag_core.citations.verdicts.verify_quote`, or of a search
+    row (its text). ``ocr_layer``: the document's OCR layer, for pages of a scan."""
+    options = {"scale": scale, "zoom": zoom, "ocr_layer": ocr_layer}
     if hit.get("pages"):
-        return mark_passage(pdf, hit["pages"], scale=scale, zoom=zoom)
+        return mark_passage(pdf, hit["pages"], **options)
     if hit.get("sentence_pages"):
-        return mark_passage(pdf, hit["sentence_pages"], scale=scale, zoom=zoom)
+        return mark_passage(pdf, hit["sentence_pages"], **options)
     if hit.get("sentence") and hit.get("sentence_page"):
         return mark_passage(pdf, [{"page": hit["sentence_page"], "text": hit["sentence"],
-                                   "page_label": hit.get("page_label")}], scale=scale, zoom=zoom)
+                                   "page_label": hit.get("page_label")}], **options)
     page = hit.get("page") or hit.get("page_start")
     text = hit.get("match") or hit.get("text") or ""
-    return mark_passage(pdf, [{"page": page, "text": text, "page_label": hit.get("page_label")}], scale=scale,
-                        zoom=zoom)
+    return mark_passage(pdf, [{"page": page, "text": text, "page_label": hit.get("page_label")}], **options)
 

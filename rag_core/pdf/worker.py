@@ -6,8 +6,11 @@ which would re-run the parent's main script, such as a Streamlit page) that impo
 the PDF reader (about 50 MB of address space).
 
 Protocol, all of it between rag_core's own processes: a job is one JSON line
-``{"job", "name", "size", "max_pages"}`` followed by ``size`` bytes of the file; the
-worker answers with JSON lines ``{"kind": "start" | "page" | "done", "job", ...}``.
+``{"job", "name", "size", "max_pages", "ocr"}`` followed by ``size`` bytes of the file
+(``ocr``: ``{"mode", "lang", "threads"}``, see :func:`rag_core.pdf.extraction.extract_pdf`);
+the worker answers with JSON lines ``{"kind": "start" | "page" | "ocr" | "done", "job", ...}``
+("ocr": pages read by OCR so far, ``done`` of ``total``). Tesseract runs as children of the
+worker, which its pool starts in a process group of its own so that stopping it stops them.
 
 ``python -m rag_core.pdf.worker MEMORY_BYTES --count`` only counts each file's pages
 (pdfium reads the page tree; about a millisecond a file) and answers
@@ -85,13 +88,20 @@ def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child proce
                 last[0] = now
                 _send(out, {"kind": "page", "job": job_id, "done": done, "total": total})
 
+        def on_ocr_page(done: int, total: int, job_id=job_id) -> None:
+            _send(out, {"kind": "ocr", "job": job_id, "done": done, "total": total})
+
+        ocr = job.get("ocr") or {}
         try:
-            result = extract_pdf(data, name=job["name"], max_pages=job["max_pages"], on_page=on_page)
+            result = extract_pdf(data, name=job["name"], max_pages=job["max_pages"], on_page=on_page,
+                                 ocr=ocr.get("mode", "auto"), ocr_lang=ocr.get("lang") or "eng",
+                                 ocr_threads=ocr.get("threads"), on_ocr_page=on_ocr_page)
             payload = {
                 "status": result.status, "reason": result.reason, "n_pages": result.n_pages,
                 "sha256": result.sha256, "warnings": list(result.warnings),
                 "pages": [[p.number, p.text, p.label] for p in result.pages],
                 "metadata": dict(getattr(result, "metadata", None) or {}),
+                "ocr": result.ocr, "ocr_layer": result.ocr_layer, "ocr_needed": result.ocr_needed,
             }
         except MemoryError:
             payload = {"status": "too_large", "n_pages": 0, "reason": (

@@ -291,6 +291,7 @@ def _make_hit(chunk: dict, index: int, text: str, start: int, end: int, mode: st
         "doc_chunk": chunk.get("doc_chunk"),
         "doc_start": chunk_start + start if has_start else None,
         "doc_end": chunk_start + end if has_start else None,
+        **({"ocr": True} if chunk.get("ocr") else {}),  # text read by OCR from a scan
     }
 
 
@@ -474,6 +475,7 @@ def place_from_span(doc: DocumentText, chunks: Sequence[dict], doc_start: int, d
         "doc_start": doc_start,
         "doc_end": doc_end,
         "pages": doc.segments(doc_start, doc_end),
+        **({"ocr": True} if chunk.get("ocr") else {}),  # text read by OCR from a scan
     }
 
 

@@ -125,6 +125,7 @@ def _row(index: RagIndex, i: int, rank: int, score: float, score_type: str, cosi
         "page_end": chunk.get("page_end"),
         "page_label": chunk.get("page_label"),
         "doc_id": chunk.get("doc_id"),
+        **({"ocr": True} if chunk.get("ocr") else {}),  # text read by OCR from a scan
     }
 
 

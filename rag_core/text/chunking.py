@@ -197,6 +197,20 @@ def chunk_pages(
     return chunks
 
 
+def chunk_segments(chunk: dict) -> list[dict]:
+    """A chunk's text cut at its page starts: ``{"page", "page_label", "text"}`` per page it
+    touches (the label is known for its first page only), for marking it on its page images."""
+    text = chunk.get("text") or ""
+    breaks = chunk.get("page_breaks") or ([[0, chunk["page_start"]]] if chunk.get("page_start") else [])
+    out = []
+    for k, (start, number) in enumerate(breaks):
+        end = breaks[k + 1][0] if k + 1 < len(breaks) else len(text)
+        piece = text[max(0, start):max(0, end)].strip()
+        if piece:
+            out.append({"page": number, "page_label": chunk.get("page_label") if k == 0 else None, "text": piece})
+    return out
+
+
 def page_at(chunk: dict, offset: int) -> int | None:
     """The physical page of the character at ``offset`` inside ``chunk``."""
     breaks = chunk.get("page_breaks") or []

@@ -72,15 +72,31 @@ def _small_pdf_with_text() -> bytes:
         (APL, "ok"),
     ],
 )
-def test_awkward_files_get_the_right_status(name, status):
-    result = extract_pdf(_sample(name))
+def test_awkward_files_get_the_right_status_without_ocr(name, status):
+    """With OCR off, the text layer alone decides (tests/pdf/test_ocr.py reads the scans)."""
+    result = extract_pdf(_sample(name), ocr="off")
     assert result.status == status, result.reason
     assert result.ok is (status == "ok")
     assert result.source == name
     assert result.reason
+    assert result.ocr is None and result.ocr_layer is None
     if status == "no_text":
-        assert "scan" in result.reason and "OCR" in result.reason and "ocrmypdf" in result.reason
+        assert "scan" in result.reason and "OCR was off" in result.reason and "--ocr auto" in result.reason
         assert result.n_pages == 1
+    if status == "unreadable_text":
+        assert "OCR was off" in result.reason
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["awkward_scanned_no_text_huckfinn_page22.pdf",
+                                  "awkward_truetype_font_no_unicode_mapping.pdf"])
+def test_without_tesseract_a_scan_says_how_to_install_it(name, monkeypatch):
+    monkeypatch.setenv("RAG_CORE_TESSERACT", "/nonexistent/tesseract")
+    result = extract_pdf(_sample(name))
+    assert result.status in ("no_text", "unreadable_text"), result.reason
+    assert "OCR is not available" in result.reason
+    assert "apt-get install tesseract-ocr tesseract-ocr-eng" in result.reason
+    assert any("need" in w and "OCR" in w for w in result.warnings)
 
 
 @needs_data
@@ -228,6 +244,7 @@ def test_pdf_without_pages_is_empty():
 def test_blank_pages_are_no_text():
     result = extract_pdf(_blank_pdf(2))
     assert result.status == "no_text"
+    assert "blank" in result.reason and result.ocr is None  # nothing to read by OCR either
     assert [p.number for p in result.pages] == [1, 2]
     assert all(p.text == "" for p in result.pages)
 

@@ -2,7 +2,9 @@
 
 :class:`ExtractionPool` runs ``python -m rag_core.pdf.worker`` children, each file under a
 time and a memory budget, two files at a time on two cores. A file that takes too long is
-stopped (status ``too_slow``); one that needs too much memory gets ``too_large``.
+stopped (status ``too_slow``); one that needs too much memory gets ``too_large``. Pages read
+by OCR add to a file's time budget, and each worker reads its file's scanned pages on its
+share of the cores (every core when it is the only file).
 :class:`PageCounter` runs the same program with ``--count`` to learn every file's page count
 before a reader opens it, for the time estimate.
 """
@@ -13,6 +15,7 @@ import contextlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -30,6 +33,10 @@ from rag_core.settings import (
     EXTRACT_SECONDS_PER_PAGE,
     EXTRACT_WORKERS,
     MAX_PDF_PAGES,
+    OCR_LANG,
+    OCR_SECONDS_MAX,
+    OCR_SECONDS_PER_PAGE,
+    ocr_threads,
 )
 from rag_core.text.chunking import PageText
 
@@ -44,9 +51,10 @@ def _start_extract_worker(memory_bytes: int, *args: str) -> subprocess.Popen:
     package_root = str(Path(rag_core.__file__).resolve().parents[1])  # the folder holding rag_core/
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    # a process group of its own: stopping the worker stops the Tesseract processes it started
     return subprocess.Popen([sys.executable, "-m", "rag_core.pdf.worker", str(memory_bytes), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                            close_fds=True)
+                            close_fds=True, start_new_session=True)
 
 
 class _Worker:
@@ -60,12 +68,15 @@ class _Worker:
         self.deadline = 0.0
         self.took_job = False
         self.eof = False
+        self.pages = 0  # the pages of its file, once counted
+        self.ocr_pages = 0  # the pages it reads by OCR, once known
 
     def fileno(self) -> int:
         return self.process.stdout.fileno()
 
-    def send(self, job: int, name: str, data: bytes, max_pages: int) -> None:
-        header = json.dumps({"job": job, "name": name, "size": len(data), "max_pages": max_pages}).encode() + b"\n"
+    def send(self, job: int, name: str, data: bytes, max_pages: int, ocr: dict | None = None) -> None:
+        header = json.dumps({"job": job, "name": name, "size": len(data), "max_pages": max_pages,
+                             "ocr": ocr}).encode() + b"\n"
         self.process.stdin.write(header)
         self.process.stdin.write(data)
         self.process.stdin.flush()
@@ -83,6 +94,8 @@ class _Worker:
         return not self.eof and self.process.poll() is None
 
     def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # the worker and any Tesseract it runs
         if self.process.poll() is None:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -97,7 +110,9 @@ class ExtractionPool:
 
     A worker that runs past its file's time budget is killed and replaced, and the file
     reported ``too_slow``; the budget is ``seconds_base + seconds_per_page * pages`` (at
-    most ``seconds_max``), known once the worker has opened the file.
+    most ``seconds_max``), known once the worker has opened the file, plus
+    ``ocr_seconds_per_page`` for each page it reads by OCR, shared by its OCR threads (then at
+    most ``ocr_seconds_max``).
     """
 
     def __init__(
@@ -109,8 +124,12 @@ class ExtractionPool:
         seconds_max: float = EXTRACT_SECONDS_MAX,
         memory_mb: int = EXTRACT_MEMORY_MB,
         max_pages: int = MAX_PDF_PAGES,
+        ocr_seconds_per_page: float = OCR_SECONDS_PER_PAGE,
+        ocr_seconds_max: float = OCR_SECONDS_MAX,
     ):
         self.n_workers = max(1, int(workers))
+        self.ocr_seconds_per_page = float(ocr_seconds_per_page)
+        self.ocr_seconds_max = float(ocr_seconds_max)
         self.seconds_base = float(seconds_base)
         self.seconds_per_page = float(seconds_per_page)
         self.seconds_max = float(seconds_max)
@@ -137,16 +156,23 @@ class ExtractionPool:
         jobs: Sequence[tuple[str, bytes]],
         *,
         on_event: Callable[[str, int, dict], None] | None = None,
+        ocr: str = "auto",
+        ocr_lang: str = OCR_LANG,
     ) -> list[PdfExtraction]:
         """Extract ``(name, bytes)`` jobs; results in job order.
 
-        ``on_event(kind, job, info)`` is told "start", "page" (``done``/``total``) and "done".
+        ``on_event(kind, job, info)`` is told "start", "page" (``done``/``total``), "ocr" (pages
+        read by OCR, ``done``/``total``) and "done". ``ocr`` and ``ocr_lang`` are
+        :func:`~rag_core.pdf.extraction.extract_pdf`'s ("defer" for an ingest's first pass).
         """
         results: list[PdfExtraction | None] = [None] * len(jobs)
         queue = list(range(len(jobs)))
         failures: dict[int, int] = {}
         while len(self._workers) < min(self.n_workers, len(jobs)):
             self._workers.append(self._spawn())
+        # the cores shared by the files read at once: one file alone gets them all for its scanned pages
+        threads = max(1, ocr_threads() // max(1, min(len(self._workers), len(jobs))))
+        options = {"mode": ocr, "lang": ocr_lang, "threads": threads}
 
         def emit(kind: str, job: int, info: dict) -> None:
             if on_event is not None:
@@ -160,9 +186,13 @@ class ExtractionPool:
                                        sha256=payload.get("sha256", ""), warnings=payload.get("warnings", []))
             if payload.get("metadata") and hasattr(extraction, "metadata"):
                 extraction.metadata = payload["metadata"]
+            extraction.ocr = payload.get("ocr")
+            extraction.ocr_layer = payload.get("ocr_layer")
+            extraction.ocr_needed = list(payload.get("ocr_needed") or [])
             results[job] = extraction
             worker.job = None
             emit("done", job, {"status": extraction.status, "pages": extraction.n_pages,
+                               "ocr_needed": len(extraction.ocr_needed),
                                "seconds": time.monotonic() - worker.started})
 
         def failed_to_start(worker: _Worker) -> None:
@@ -185,9 +215,10 @@ class ExtractionPool:
                 job = queue.pop(0)
                 # the budget starts when the worker takes the job (a new worker first imports its code)
                 worker.job, worker.started, worker.took_job = job, time.monotonic(), False
+                worker.pages = worker.ocr_pages = 0
                 worker.deadline = worker.started + self.seconds_base + _STARTUP_S
                 try:
-                    worker.send(job, jobs[job][0], jobs[job][1], self.max_pages)
+                    worker.send(job, jobs[job][0], jobs[job][1], self.max_pages, options)
                 except OSError:
                     failed_to_start(worker)
                     worker.stop()
@@ -210,9 +241,13 @@ class ExtractionPool:
                             worker.started = time.monotonic()
                             worker.deadline = worker.started + self.seconds_base
                         elif message["kind"] == "page":
-                            worker.deadline = worker.started + min(
-                                self.seconds_max, self.seconds_base + self.seconds_per_page * message["total"])
+                            worker.pages = message["total"]
+                            worker.deadline = self._deadline(worker, threads)
                             emit("page", message["job"], {"done": message["done"], "total": message["total"]})
+                        elif message["kind"] == "ocr":
+                            worker.ocr_pages = message["total"]
+                            worker.deadline = self._deadline(worker, threads)
+                            emit("ocr", message["job"], {"done": message["done"], "total": message["total"]})
                         elif message["kind"] == "done" and worker.job is not None:
                             finish(worker, message["result"])
                 if worker.job is None:
@@ -230,12 +265,23 @@ class ExtractionPool:
                     spent = now - worker.started
                     finish(worker, {"status": "too_slow", "n_pages": 0, "reason": (
                         f"Reading this PDF took longer than its time budget ({spent:.0f} s) and was stopped: "
-                        "its pages are unusually costly to read (a huge or repeated content stream). "
-                        "Save it again with another PDF tool, or split it.")})
+                        + (f"it was reading its {worker.ocr_pages:,} scanned pages by OCR, which take longer than the "
+                           f"budget allows ({self.ocr_seconds_per_page:g} s a page, RAG_CORE_OCR_SECONDS_PER_PAGE). "
+                           "Split it, or add it with OCR off (`--ocr off`)." if worker.ocr_pages else
+                           "its pages are unusually costly to read (a huge or repeated content stream). "
+                           "Save it again with another PDF tool, or split it."))})
                     worker.stop()
                     self._workers[i] = self._spawn() if queue else worker
         self._workers = [w for w in self._workers if w.alive()]
         return results  # type: ignore[return-value]
+
+    def _deadline(self, worker: _Worker, threads: int) -> float:
+        """When the worker's file runs out of time: its pages' budget, and its OCR pages' on top."""
+        budget = min(self.seconds_max, self.seconds_base + self.seconds_per_page * worker.pages)
+        if worker.ocr_pages:
+            budget = min(max(self.ocr_seconds_max, budget),
+                         budget + self.ocr_seconds_per_page * worker.ocr_pages / max(1, min(threads, worker.ocr_pages)))
+        return worker.started + budget
 
 
 class PageCounter:

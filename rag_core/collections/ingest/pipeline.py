@@ -6,11 +6,15 @@
    collection already holds (same SHA-256).
 2. **Extract** each new file in a worker process under a time and a memory budget
    (:mod:`rag_core.collections.ingest.extraction`). The collection's lock is not held
-   meanwhile, so other ingests go on.
+   meanwhile, so other ingests go on. Files with pages to read by OCR wait for step 4b.
 3. **Chunk** each file read.
 4. **Commit** the new documents under the collection's lock: chunks, TF-IDF and BM25 over
    the whole collection (or a new segment of a large one). From here on the documents are
    searchable by TF-IDF, BM25 and exact search.
+4b. **Read the scans**: the files with pages without a usable text layer are read again,
+   those pages by OCR (on every core), chunked and committed, with their OCR layers
+   (:mod:`rag_core.collections.ingest.ocr_layers`). So the files with a text layer are searchable as
+   soon as before, and the scans follow.
 5. **Embed** the chunks that have no dense vector yet (:mod:`rag_core.collections.ingest.embedding`):
    now, in the background, or later.
 
@@ -33,12 +37,14 @@ import numpy as np
 from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
 from rag_core.collections.ingest.extraction import ExtractionPool, PageCounter
 from rag_core.collections.ingest.inputs import InputFile, read_input
+from rag_core.collections.ingest.ocr_layers import flag_chunks, layer_key, record_summary
 from rag_core.collections.ingest.progress import IngestProgress, _Clock
 from rag_core.collections.ingest.rates import _remember_index_rate, remember_rates
 from rag_core.collections.store.base import CollectionStore, EmbeddingStatus
 from rag_core.errors import StoreConnectionError
 from rag_core.pdf.extraction import PdfExtraction
-from rag_core.settings import EXTRACT_WORKERS, SEGMENT_MAX_CHUNKS
+from rag_core.pdf.ocr import OCR_MODES
+from rag_core.settings import EXTRACT_WORKERS, OCR_LANG, SEGMENT_MAX_CHUNKS, ocr_threads
 from rag_core.text.passage_context import chunk_pdf
 
 if TYPE_CHECKING:
@@ -58,6 +64,9 @@ class FileReport:
     chunks: int = 0
     doc_id: str | None = None
     seconds: float = 0.0
+    # pages read by OCR: pages, mean_confidence, low_confidence_pages, engine, lang (None: none were)
+    ocr: dict | None = None
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -121,14 +130,20 @@ def ingest_files(
     progress: Callable[[IngestProgress], None] | None = None,
     embed: str = "now",
     pool: ExtractionPool | None = None,
+    ocr: str = "auto",
+    ocr_lang: str = OCR_LANG,
 ) -> IngestReport:
     """Add PDFs to an existing collection; one bad file never stops the others.
 
     ``embed``: "now" computes the dense vectors before returning, "background" in a thread
-    of this process, "none" leaves them for a later :func:`embed_pending`.
+    of this process, "none" leaves them for a later :func:`embed_pending`. ``ocr``: "auto"
+    reads the pages without a usable text layer by OCR, after the other files are committed;
+    "force" reads every page by OCR; "off" none. ``ocr_lang``: Tesseract's languages (``eng+deu``).
     """
     if embed not in EMBED_MODES:
         raise ValueError(f"embed must be one of {EMBED_MODES}, got {embed!r}")
+    if ocr not in OCR_MODES:
+        raise ValueError(f"ocr must be one of {OCR_MODES}, got {ocr!r}")
     files = list(files)
     started = time.perf_counter()
     report = IngestReport(collection=name)
@@ -140,14 +155,29 @@ def ingest_files(
     slots: _Slots = [None] * len(files)
 
     uploads = _read_inputs(files, {d["sha256"]: d["source"] for d in documents}, slots, clock)
-    chunked: _Chunked = {}
     if uploads:
-        extractions = _extract(uploads, clock, pool=pool)
-        chunked = _chunk(uploads, extractions, settings, slots, clock)
-        _remember_read_rates(chunked, clock)
-    if chunked:
-        _commit(store, name, chunked, slots, report, clock)
-        report.searchable_after_s = time.perf_counter() - started
+        own_pool = pool is None
+        pool = pool or ExtractionPool(workers=min(EXTRACT_WORKERS, len(uploads)))
+        try:
+            # with "auto", a first pass lists the pages to read by OCR: the other files are committed first
+            extractions = _extract(uploads, clock, pool=pool, ocr="defer" if ocr == "auto" else ocr,
+                                   ocr_lang=ocr_lang)
+            scans = [(u, e) for u, e in zip(uploads, extractions, strict=True) if e.ocr_needed]
+            ready = [(u, e) for u, e in zip(uploads, extractions, strict=True) if not e.ocr_needed]
+            clock.ocr_known = {n: len(e.ocr_needed) for (n, _), e in scans}
+            chunked = _chunk([u for u, _ in ready], [e for _, e in ready], settings, slots, clock)
+            _remember_read_rates(chunked, clock)
+            if chunked:
+                _commit(store, name, chunked, slots, report, clock)
+                report.searchable_after_s = time.perf_counter() - started
+            if scans:
+                _read_scans(store, name, [u for u, _ in scans], settings, slots, report, clock, pool=pool,
+                            ocr_lang=ocr_lang)
+                if report.searchable_after_s is None and report.version is not None:
+                    report.searchable_after_s = time.perf_counter() - started
+        finally:
+            if own_pool:
+                pool.close()
     report.files.extend(slot for slot in slots if slot is not None)
     try:
         report.embedding = _embed(store, name, embed, clock)
@@ -188,32 +218,58 @@ def _read_inputs(files: list, known: dict[str, str], slots: _Slots, clock: _Cloc
     return uploads
 
 
-def _extract(uploads: _Uploads, clock: _Clock, *, pool: ExtractionPool | None) -> list[PdfExtraction]:
-    """Step 2: read the new files in worker processes, outside the collection's lock (in
-    ``pool``, else in a pool of this call's own), telling the clock each page. While a
-    progress callback listens, a page counter counts the files no reader has opened yet."""
+def _extract(uploads: _Uploads, clock: _Clock, *, pool: ExtractionPool, ocr: str,
+             ocr_lang: str) -> list[PdfExtraction]:
+    """Step 2: read the new files in worker processes of ``pool``, outside the collection's
+    lock, telling the clock each page. While a progress callback listens, a page counter
+    counts the files no reader has opened yet."""
     clock.extract_started = time.perf_counter()
     clock.file_bytes = {job: len(upload.data or b"") for job, (_, upload) in enumerate(uploads)}
 
     def on_event(kind: str, job: int, info: dict) -> None:
         if kind == "page":
             clock.page_read(job, info["done"], info["total"])
+        elif kind == "ocr":
+            clock.ocr_read(uploads[job][0], info["done"], info["total"])
         elif kind == "done":
-            clock.files_done += 1
+            if not info.get("ocr_needed"):  # a file whose scanned pages are still to read is not done
+                clock.files_done += 1
             clock.pages_done[job] = clock.pages_known.setdefault(job, info["pages"])
-        clock.emit("extract", uploads[job][1].name)
+        clock.emit("ocr" if kind == "ocr" else "extract", uploads[job][1].name)
 
-    own_pool = pool is None
-    pool = pool or ExtractionPool(workers=min(EXTRACT_WORKERS, len(uploads)))
     jobs = [(u.name, u.data) for _, u in uploads]
     counter = clock.counter = PageCounter(jobs) if len(jobs) > 1 and clock.callback is not None else None
     try:
         with counter or contextlib.nullcontext():
-            return pool.run(jobs, on_event=on_event)
+            return pool.run(jobs, on_event=on_event, ocr=ocr, ocr_lang=ocr_lang)
     finally:
         clock.counter = None
-        if own_pool:
-            pool.close()
+
+
+def _read_scans(store: CollectionStore, name: str, scans: _Uploads, settings: dict, slots: _Slots,
+                report: IngestReport, clock: _Clock, *, pool: ExtractionPool, ocr_lang: str) -> None:
+    """Step 4b: read the files the first pass found pages to OCR in (their pages already
+    counted), every core on them, then chunk and commit them."""
+    clock.emit("ocr")
+    t_ocr = time.perf_counter()
+
+    def on_event(kind: str, job: int, info: dict) -> None:
+        n, upload = scans[job]
+        if kind == "ocr":
+            clock.ocr_read(n, info["done"], info["total"])
+            clock.emit("ocr", upload.name)
+        elif kind == "done":
+            clock.files_done += 1
+            clock.ocr_done[n] = clock.ocr_known.get(n, 0)
+            clock.emit("ocr", upload.name)
+
+    extractions = pool.run([(u.name, u.data) for _, u in scans], on_event=on_event, ocr="auto", ocr_lang=ocr_lang)
+    clock.ocr_chunked = True
+    chunked = _chunk(scans, extractions, settings, slots, clock)
+    read = sum(len((e.ocr or {}).get("pages") or []) for e in extractions)
+    _remember_ocr_rate(read, time.perf_counter() - t_ocr)
+    if chunked:
+        _commit(store, name, chunked, slots, report, clock)
 
 
 def _chunk(uploads: _Uploads, extractions: list[PdfExtraction], settings: dict, slots: _Slots,
@@ -223,13 +279,15 @@ def _chunk(uploads: _Uploads, extractions: list[PdfExtraction], settings: dict, 
     chunked: _Chunked = {}
     for (n, upload), extraction in zip(uploads, extractions, strict=True):
         if not extraction.ok:
-            slots[n] = FileReport(upload.name, extraction.status, extraction.reason, pages=extraction.n_pages)
+            slots[n] = FileReport(upload.name, extraction.status, extraction.reason, pages=extraction.n_pages,
+                                  ocr=record_summary(extraction.ocr), warnings=list(extraction.warnings or []))
             continue
         chunks = chunk_pdf(extraction.pages, upload.name, settings["chunk_size"], settings["overlap"],
                            metadata_title=_metadata_title(extraction))
         if not chunks:
             slots[n] = FileReport(upload.name, "no_text", "No text to index was found.", pages=extraction.n_pages)
             continue
+        flag_chunks(chunks, (extraction.ocr or {}).get("pages") or [])
         chunked[n] = (upload, extraction, chunks)
         clock.chunks_new += len(chunks)
     return chunked
@@ -247,6 +305,12 @@ def _remember_read_rates(chunked: _Chunked, clock: _Clock) -> None:
                        chunks_per_page=clock.chunks_new / max(pages_read, 1))
 
 
+def _remember_ocr_rate(pages: int, seconds: float) -> None:
+    """Remember the pages OCR read a second per core it had (not from under 3 s of reading)."""
+    if pages and seconds >= 3.0:
+        remember_rates(ocr_pages_per_s=pages / seconds / min(ocr_threads(), pages))
+
+
 def _commit(store: CollectionStore, name: str, chunked: _Chunked, slots: _Slots, report: IngestReport,
             clock: _Clock) -> None:
     """Step 4: add the chunked files to the collection as a new version, under its lock;
@@ -259,8 +323,12 @@ def _commit(store: CollectionStore, name: str, chunked: _Chunked, slots: _Slots,
         documents = store.read_documents(name)
         new_docs, new_chunks, new_files = _new_documents(documents, chunked, slots)
         if new_docs:
+            layers = {upload.sha256: e.ocr_layer for upload, e, _ in chunked.values() if e.ocr_layer}
+            for doc in new_docs:  # before the version that names them: a crash between leaves an unused layer
+                if doc["sha256"] in layers:
+                    store.write_data(name, layer_key(doc["sha256"]), layers[doc["sha256"]])
             report.version, indexed = _write_version(store, name, documents, new_docs, new_chunks, new_files)
-            report.chunks_added = len(new_chunks)
+            report.chunks_added += len(new_chunks)
             _remember_index_rate(time.perf_counter() - t_index, indexed)
 
 
@@ -293,7 +361,8 @@ def _new_documents(documents: list[dict], chunked: _Chunked,
         new_docs.append(_document_record(doc_id, source, upload, extraction, len(chunks)))
         reason = extraction.reason if source == upload.name else f"{extraction.reason}; stored as {source!r}"
         slots[n] = FileReport(upload.name, "ok", reason, pages=extraction.n_pages, chunks=len(chunks),
-                              doc_id=doc_id)
+                              doc_id=doc_id, ocr=record_summary(extraction.ocr),
+                              warnings=list(extraction.warnings or []))
     return new_docs, new_chunks, new_files
 
 
@@ -386,6 +455,7 @@ def _document_record(doc_id: str, source: str, upload: InputFile, extraction: Pd
         "has_page_labels": any(p.label for p in extraction.pages), "added": time.time(),
         "warnings": list(extraction.warnings or []),
         "title": metadata.get("title"), "authors": metadata.get("authors"), "year": metadata.get("year"),
+        **({"ocr": record_summary(extraction.ocr)} if record_summary(extraction.ocr) else {}),
     }
 
 
@@ -417,6 +487,9 @@ def rebuild_from_originals(
             if not doc_chunks:
                 missing.append(upload.name)
                 continue
+            flag_chunks(doc_chunks, (extraction.ocr or {}).get("pages") or [])
+            if extraction.ocr_layer:
+                store.write_data(name, layer_key(upload.sha256), extraction.ocr_layer)
             source = _unique_source(upload.name, taken)
             taken.add(source)
             for chunk in doc_chunks:

@@ -1,7 +1,8 @@
 """The ingest's progress events and the clock that estimates the time left.
 
-The estimate adds the pages left to read, the chunks left to index (a commit refits every
-chunk of a collection up to a segment) and the passages left to embed, each at a rate
+The estimate adds the pages left to read, the scanned pages left to read by OCR (at their own
+rate, per core), the chunks left to index (a commit refits every chunk of a collection up to a
+segment) and the passages left to embed, each at a rate
 measured in this run blended with the one remembered from the last
 (:mod:`rag_core.collections.ingest.rates`). Files no reader has opened yet count with the
 pages the :class:`~rag_core.collections.ingest.extraction.PageCounter` found, else by
@@ -20,12 +21,13 @@ from typing import TYPE_CHECKING
 from rag_core.collections.ingest.rates import (
     _INDEX_BASE_S,
     _PRIOR_CHUNKS,
+    _PRIOR_OCR_PAGES,
     _PRIOR_PAGES,
     blended_rate,
     expected_embed_rate,
     measured_rates,
 )
-from rag_core.settings import SEGMENT_MAX_CHUNKS
+from rag_core.settings import SEGMENT_MAX_CHUNKS, ocr_threads
 
 if TYPE_CHECKING:
     from rag_core.collections.ingest.extraction import PageCounter
@@ -33,10 +35,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class IngestProgress:
-    """A progress event: ``stage`` is "read", "extract", "index", "embed" or "done".
+    """A progress event: ``stage`` is "read", "extract", "index", "ocr" (scanned pages read
+    by OCR), "embed" or "done".
 
     ``eta_s`` is the time left for what the call waits for, from rates measured in this
-    run (and, before there are any, from the last run on this machine).
+    run (and, before there are any, from the last run on this machine). ``ocr_pages_done`` of
+    ``ocr_pages_total`` are the pages read by OCR, once the first pass has found them.
     """
 
     stage: str
@@ -50,6 +54,8 @@ class IngestProgress:
     fraction: float
     pages_done: int = 0
     pages_total: int = 0
+    ocr_pages_done: int = 0
+    ocr_pages_total: int = 0
 
 
 def chunks_indexed(existing: float, new: float) -> float:
@@ -80,6 +86,11 @@ class _Clock:
         self.file_bytes: dict[int, int] = {}  # the size of each file to read, by job
         self.pages_counted: dict[int, int] = {}  # page counts of files before a reader opens them
         self.counter: PageCounter | None = None
+        # pages to read by OCR and read so far, by the file's position among the inputs
+        self.ocr_known: dict[int, int] = {}
+        self.ocr_done: dict[int, int] = {}
+        self.ocr_first: tuple[float, int] | None = None  # (when, OCR pages done then)
+        self.ocr_chunked = False  # the scans' chunks are counted in chunks_new
         self.stage = "read"
         self.current: str | None = None
 
@@ -97,6 +108,24 @@ class _Clock:
         self.pages_done[job] = done
         if self.first_page is None:
             self.first_page = (time.perf_counter(), sum(self.pages_done.values()))
+
+    def ocr_read(self, n: int, done: int, total: int) -> None:
+        self.ocr_known[n] = total
+        self.ocr_done[n] = done
+        if self.ocr_first is None:
+            self.ocr_first = (time.perf_counter(), sum(self.ocr_done.values()))
+
+    def ocr_left(self) -> int:
+        return sum(max(total - self.ocr_done.get(n, 0), 0) for n, total in self.ocr_known.items())
+
+    def ocr_rate(self) -> float:
+        """Pages read by OCR a second: measured in this run once it reads, blended with the
+        remembered rate per core times the cores the pages left can use."""
+        prior = self.rates["ocr_pages_per_s"] * max(1, min(ocr_threads(), self.ocr_left() or 1))
+        if self.ocr_first is None:
+            return prior
+        done = sum(self.ocr_done.values()) - self.ocr_first[1]
+        return blended_rate(done, time.perf_counter() - self.ocr_first[0], prior, _PRIOR_OCR_PAGES)
 
     def embed_rate(self) -> float:
         prior = expected_embed_rate(self.rates, self.encoder)
@@ -124,17 +153,21 @@ class _Clock:
             pages_total = sum(known) + mean_pages * max(self.n_files - len(known), 0)
         pages_left = max(pages_total - sum(self.pages_done.values()), 0.0)
         extract_left = pages_left / self.page_rate() if self.stage in ("read", "extract") else 0.0
+        ocr_pages_left = self.ocr_left()
+        ocr_left = ocr_pages_left / self.ocr_rate() if ocr_pages_left else 0.0
         # files are chunked once every file is read: until then every page still counts
         extracting = self.stage in ("read", "extract")
         chunks_expected = pages_total * self.rates["chunks_per_page"] if extracting else self.chunks_new
-        indexing = self.stage in ("read", "extract", "index")
+        if not extracting and not self.ocr_chunked:  # the scans are chunked once read
+            chunks_expected += sum(self.ocr_known.values()) * self.rates["chunks_per_page"]
+        indexing = self.stage in ("read", "extract", "index", "ocr")
         index_left = _INDEX_BASE_S + self.rates["index_s_per_chunk"] * chunks_indexed(
             self.existing_chunks, chunks_expected) if indexing else 0.0
         embed_left = 0.0
         if self.embed:
             total = self.embed_total if self.embed_total is not None else chunks_expected
             embed_left = max(total - self.embed_done, 0) / self.embed_rate()
-        return extract_left + index_left + embed_left, time.perf_counter() - self.started
+        return extract_left + ocr_left + index_left + embed_left, time.perf_counter() - self.started
 
     def emit(self, stage: str | None = None, current: str | None = None) -> None:
         if stage:
@@ -149,4 +182,5 @@ class _Clock:
             self.stage, self.files_done, self.n_files, current, self.embed_done,
             self.embed_total if self.embed_total is not None else self.chunks_new, elapsed, eta,
             min(max(fraction, 0.0), 1.0), sum(self.pages_done.values()), int(sum(self.pages_known.values())),
+            sum(self.ocr_done.values()), sum(self.ocr_known.values()),
         ))

@@ -1,8 +1,9 @@
 """Ingest rates measured on this machine, remembered for the next time estimate.
 
-Pages read a second, passages a page, seconds of indexing a passage and passages embedded a
-second (per bi-encoder variant) are kept in the rates file (:func:`rag_core.settings.rates_file`);
-each new measurement moves a remembered rate half way. :func:`blended_rate` mixes a remembered
+Pages read a second, passages a page, seconds of indexing a passage, passages embedded a
+second (per bi-encoder variant) and scanned pages read by OCR a second (per core) are kept in
+the rates file (:func:`rag_core.settings.rates_file`); each new measurement moves a remembered
+rate half way. :func:`blended_rate` mixes a remembered
 rate with the one measured so far in a run.
 """
 
@@ -14,10 +15,12 @@ from rag_core.atomic import write_json_atomic
 from rag_core.settings import rates_file
 
 # Until an ingest on this machine has measured them: pages a second per reader process, passages
-# a page, seconds of indexing a passage, and passages embedded a second by each bi-encoder variant
-# (measured on a 2-core CPU; the first ingest elsewhere replaces them with its own figures).
+# a page, seconds of indexing a passage, passages embedded a second by each bi-encoder variant,
+# and scanned pages read by OCR a second per core (measured on a 2-core CPU: the two shared scans,
+# 2 pages in 4.4 s of Tesseract on one core, a dense brochure page 2.9 s; the first ingest elsewhere
+# replaces them with its own figures).
 _RATE_DEFAULTS = {"pages_per_s": 25.0, "chunks_per_page": 2.8, "embed_chunks_per_s": 15.0,
-                  "index_s_per_chunk": 0.0015}
+                  "index_s_per_chunk": 0.0015, "ocr_pages_per_s": 0.4}
 # An index commit costs a fixed part (the lock, files written and synced) and a part per chunk
 # it indexes; a commit of fewer chunks than this says little about the second, so is not remembered.
 _INDEX_BASE_S = 0.25
@@ -31,6 +34,7 @@ _EMBED_KEY = "embed_chunks_per_s:"  # + the encoder variant: each variant's rate
 # so the estimate moves from the remembered rate to the measured one as the work goes on.
 _PRIOR_PAGES = 200
 _PRIOR_CHUNKS = 128
+_PRIOR_OCR_PAGES = 4
 
 
 def blended_rate(done: float, seconds: float, prior_rate: float, prior_weight: float) -> float:

@@ -617,7 +617,7 @@ def overlap_section(stored: dict) -> None:
 def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict,
                    grades: dict | None = None) -> None:
     row = result[kind][i]
-    text, spans = row.get("text"), None
+    text, spans = from_boundary(row.get("text") or "", mid_document=row.get("doc_chunk") != 0)[0], None
     if kind == "exact":
         index = None if stale else load_index(name)
         if index is not None and 0 <= row["chunk_index"] < len(index.chunks):

@@ -24,6 +24,7 @@ CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", 
 def check_manuscript(args, open_library) -> int:
     """Check a manuscript's quotes and cited claims against a collection: exit 0 whatever the
     verdicts, or EXIT_FLAGGED (3) when ``--fail-on`` names an outcome some statement has."""
+    from rag_core.citations.drafts import read_stream
     from rag_core.citations.manuscript import (
         ManuscriptError,
         check_statements,
@@ -35,18 +36,20 @@ def check_manuscript(args, open_library) -> int:
 
     fail_on = _fail_on(args.fail_on)
 
-    try:
+    try:  # only a regular file is opened, standard input is read up to the cap, parsing is linear
         if args.file == "-":
-            manuscript = manuscript_from_text(sys.stdin.read(), name="standard input")
+            manuscript = manuscript_from_text(read_stream(sys.stdin), name="standard input")
         else:
             manuscript = read_manuscript(args.file)
+        statements = manuscript.statements()
     except ManuscriptError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(printable(str(exc))) from None
+    for note in manuscript.notes:
+        print(f"note: {printable(note)}", file=sys.stderr)
     library = open_library(args)
     index = library.load_index(args.collection)
     if index is None:
         raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
-    statements = manuscript.statements()
     show = not args.json and sys.stderr.isatty()
     bar = None
     if show and statements:

@@ -141,3 +141,123 @@ def resident_kib(under: str | Path) -> dict[str, int]:
             elif path and line.startswith("Rss:"):
                 sizes[path] = sizes.get(path, 0) + int(line.split()[1])
     return sizes
+
+
+# --------------------------------------------------------------------------- hostile inputs
+
+
+def slow_pdf(pages: int = 50, repeats: int = 80_000, padding: int = 0) -> bytes:
+    """A small PDF whose pages share one content stream that pypdf needs seconds a page to read
+    (~1.7 s on a quiet 2-core machine: the cost grows with the square of ``repeats``), or, with
+    ``padding`` bytes of white space in it, a stream that needs that much memory."""
+    import io
+
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({
+        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+        NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    stream = DecodedStreamObject()
+    stream.set_data(b"BT /F1 12 Tf 72 720 Td " + b"(x) Tj " * repeats + b" " * padding + b"ET")
+    content = writer._add_object(stream.flate_encode())
+    for _ in range(pages):
+        page = writer.add_blank_page(612, 792)
+        page[NameObject("/Contents")] = content
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def docx_bytes(paragraphs: list[str], *, document_xml: bytes | None = None,
+               extra_members: dict[str, bytes] | None = None) -> bytes:
+    """A .docx file of ``paragraphs`` (python-docx's own template), or with ``document_xml`` in
+    place of its ``word/document.xml``, and ``extra_members`` added."""
+    import io
+    import zipfile
+
+    import docx
+
+    document = docx.Document()
+    for paragraph in paragraphs:
+        document.add_paragraph(paragraph)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    if document_xml is None and not extra_members:
+        return buffer.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(buffer.getvalue())) as source, \
+            zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "word/document.xml" and document_xml is not None:
+                data = document_xml
+            target.writestr(info.filename, data)
+        for name, data in (extra_members or {}).items():
+            target.writestr(name, data)
+    return out.getvalue()
+
+
+def docx_with_entity(before: str, entity: str, after: str) -> bytes:
+    """A .docx whose one run holds ``before``, an entity reference declared in an internal DTD
+    (``&entity;``), then ``after`` (Word never writes one; a hostile or hand-made file may)."""
+    xml = ('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+           f'<!DOCTYPE w:document [<!ENTITY {entity} "expanded">]>\n'
+           '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+           f'<w:p><w:r><w:t xml:space="preserve">{before}&{entity};{after}</w:t></w:r></w:p>'
+           '</w:body></w:document>')
+    return docx_bytes(["placeholder"], document_xml=xml.encode("utf-8"))
+
+
+def write_docx_bomb(path: str | Path, *, inflated_bytes: int = 3 << 30, member: str = "word/media/image1.png") -> Path:
+    """A .docx of a few MB with one honest member that inflates to ``inflated_bytes`` of zeros
+    (about 1 MB of file per GB; ~8 s to write 3 GB on this machine)."""
+    import zipfile
+
+    path = Path(path)
+    path.write_bytes(docx_bytes(["A short manuscript [1]."]))
+    block = bytes(16 << 20)
+    with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive, \
+            archive.open(member, "w", force_zip64=inflated_bytes >= 1 << 32) as handle:
+        left = inflated_bytes
+        while left > 0:
+            handle.write(block[:min(left, len(block))])
+            left -= len(block)
+    return path
+
+
+def hostile_manuscripts(size: int) -> dict[str, tuple[str, bytes]]:
+    """Manuscripts of about ``size`` bytes that took the parser quadratic time (issue 22 and what
+    was found while fixing it): name -> (file suffix, bytes)."""
+    def repeat(unit: str, head: str = "", tail: str = "") -> str:
+        return head + unit * max(1, (size - len(head) - len(tail)) // len(unit)) + tail
+
+    cases = {
+        # issue 22: a token of hyphenated capitals, then a year in parentheses that it cannot reach
+        "hyphenated-capitals": (".md", repeat("A-", tail="\n\n(2019)")),
+        "cite-brackets": (".tex", repeat("\\cite[")),  # issue 22: \cite[ repeated, never closed
+        "initials": (".txt", repeat("x. Y ")),  # issue 22: initials, not sentence ends
+        "short-paragraphs": (".md", repeat("This is a short paragraph.\n\n")),  # issue 22: line numbers
+        # found while fixing them
+        "unclosed-cites": (".tex", repeat("\\cite{a")),
+        "unclosed-refs": (".tex", repeat("\\ref{a")),
+        "bibliography-begins": (".tex", repeat("\\begin{thebibliography}")),
+        "bibitems": (".tex", repeat("\\bibitem{", head="\\begin{thebibliography}{9}\n",
+                                    tail="\n\\end{thebibliography}")),
+        "white-space-run": (".txt", repeat(" ", head="Text", tail="more text (Smith, 2019).")),
+        "range-of-spaces": (".txt", repeat(" ", head="A claim [1", tail="-2].")),
+        "parenthesised-capitals": (".md", repeat("A-", head="(", tail=" 2019 and")),
+        "years-in-parentheses": (".md", repeat("Smith 2019 ", head="(")),
+        "one-long-reference": (".md", repeat("x\n", head="A claim [1].\n\nReferences\n\n[1] A. Smith. 2019.\n")),
+        "curly-quotes-in-a-reference": (".md", repeat("\u201c", head="A claim [1].\n\nReferences\n\n[1] ")),
+        "many-markers": (".md", repeat("Smith et al. (2019) and Jones (2018) agree. ")),
+        "many-references": (".md", repeat("Claim [7]. Nobody (2019) says so. ", tail="\n\nReferences\n\n")
+                            + "".join(f"[{n}] A. Author{n}. 2019. Title number {n}.\n"
+                                      for n in range(1, max(2, size // 400)))),
+        "huge-numbers": (".md", repeat("1", head="Claim [", tail="-" + "2" * 5000 + "].\n\nReferences\n\n"
+                                       + "9" * 5000 + ". A. Smith. 2019. Title.\n")),
+    }
+    return {name: (suffix, text.encode("utf-8")) for name, (suffix, text) in cases.items()}

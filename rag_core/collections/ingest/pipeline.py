@@ -5,7 +5,7 @@
 1. **Read** each input safely (:mod:`rag_core.collections.ingest.inputs`) and skip what the
    collection already holds (same SHA-256).
 2. **Extract** each new file in a worker process under a time and a memory budget
-   (:mod:`rag_core.collections.ingest.extraction`). The collection's lock is not held
+   (:mod:`rag_core.pdf.pool`). The collection's lock is not held
    meanwhile, so other ingests go on.
 3. **Chunk** each file read.
 4. **Commit** the new documents under the collection's lock: chunks, TF-IDF and BM25 over
@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
-from rag_core.collections.ingest.extraction import ExtractionPool, PageCounter
 from rag_core.collections.ingest.inputs import InputFile, read_input
 from rag_core.collections.ingest.progress import IngestProgress, _Clock
 from rag_core.collections.ingest.rates import _remember_index_rate, remember_rates
 from rag_core.collections.store.base import CollectionStore, EmbeddingStatus
 from rag_core.errors import StoreConnectionError
 from rag_core.pdf.extraction import PdfExtraction
+from rag_core.pdf.pool import ExtractionPool, PageCounter
 from rag_core.settings import EXTRACT_WORKERS, SEGMENT_MAX_CHUNKS
 from rag_core.text.passage_context import chunk_pdf
 

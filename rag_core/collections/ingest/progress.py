@@ -4,7 +4,7 @@ The estimate adds the pages left to read, the chunks left to index (a commit ref
 chunk of a collection up to a segment) and the passages left to embed, each at a rate
 measured in this run blended with the one remembered from the last
 (:mod:`rag_core.collections.ingest.rates`). Files no reader has opened yet count with the
-pages the :class:`~rag_core.collections.ingest.extraction.PageCounter` found, else by
+pages the :class:`~rag_core.pdf.pool.PageCounter` found, else by
 their size.
 """
 
@@ -28,7 +28,7 @@ from rag_core.collections.ingest.rates import (
 from rag_core.settings import SEGMENT_MAX_CHUNKS
 
 if TYPE_CHECKING:
-    from rag_core.collections.ingest.extraction import PageCounter
+    from rag_core.pdf.pool import PageCounter
 
 
 @dataclass

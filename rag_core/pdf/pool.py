@@ -1,10 +1,11 @@
-"""The processes that read PDFs for an ingest: a pool of readers, and a page counter.
+"""The processes that read PDFs a user gives: a pool of readers, and a page counter.
 
 :class:`ExtractionPool` runs ``python -m rag_core.pdf.worker`` children, each file under a
 time and a memory budget, two files at a time on two cores. A file that takes too long is
 stopped (status ``too_slow``); one that needs too much memory gets ``too_large``.
-:class:`PageCounter` runs the same program with ``--count`` to learn every file's page count
-before a reader opens it, for the time estimate.
+:func:`extract_pdf_budgeted` reads one file so (a PDF manuscript to check: the same budgets as
+an ingest). :class:`PageCounter` runs the same program with ``--count`` to learn every file's
+page count before a reader opens it, for an ingest's time estimate.
 """
 
 from __future__ import annotations
@@ -236,6 +237,14 @@ class ExtractionPool:
                     self._workers[i] = self._spawn() if queue else worker
         self._workers = [w for w in self._workers if w.alive()]
         return results  # type: ignore[return-value]
+
+
+def extract_pdf_budgeted(data: bytes, name: str, **budgets) -> PdfExtraction:
+    """One PDF read in a worker process under the ingest's time and memory budgets (or the
+    :class:`ExtractionPool` keyword arguments ``budgets`` give): its text, or a status such as
+    ``too_slow`` or ``too_large`` with the reason."""
+    with ExtractionPool(workers=1, **budgets) as pool:
+        return pool.run([(name, data)])[0]
 
 
 class PageCounter:

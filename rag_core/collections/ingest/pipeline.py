@@ -386,6 +386,8 @@ def _document_record(doc_id: str, source: str, upload: InputFile, extraction: Pd
         "has_page_labels": any(p.label for p in extraction.pages), "added": time.time(),
         "warnings": list(extraction.warnings or []),
         "title": metadata.get("title"), "authors": metadata.get("authors"), "year": metadata.get("year"),
+        "doi": metadata.get("doi"), "arxiv_id": metadata.get("arxiv_id"), "venue": metadata.get("venue"),
+        "origin": dict(metadata.get("origin") or {}),
     }
 
 

@@ -93,6 +93,9 @@ REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels
                                                     "sentence is"),
     "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
     "cited": TEXT(width=110, help="The statement's citation markers"),
+    "cited \u2192 matched to": TEXT(width=260, help="The document each citation was matched to and why (first "
+                                               "author + year, DOI, key, field code), ambiguous (the candidates) "
+                                               "or not in collection"),
     "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
 }
 
@@ -393,6 +396,8 @@ def show_row(lib, name: str, row: dict, check: dict | None, n: int, titles: dict
             looked = ", ".join(titles.get(s, s) for s in row.get("cited_sources") or [])
             tail = f"(checked first: {looked})" if looked else "(no document of the collection matches it)"
             text_line("Cites:", row["cited"], tail, bold_first=True, sep=" ")
+        for resolution in row.get("resolutions") or []:
+            text_line("Cited", resolution.get("text") or "", bold_first=True, sep=" ")
         if row.get("misattributed"):
             found_in = title_of(row, titles)
             note("warning", f"Found, but in a different document than the one cited: it is in {found_in}.",

@@ -612,6 +612,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 3 when any statement has one of these outcomes (comma-separated: "
                         "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "
                         "misattributed), e.g. --fail-on changed,not_found before submission")
+    p.add_argument("--bib", metavar="FILE",
+                   help="a .bib (or CSL-JSON .json, .ris) whose keys resolve \\cite{key} and pandoc's [@key] "
+                        "(default for a .tex: the .bib its \\bibliography{} names beside it)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("list", parents=[common], help="list collections, or the documents of one")

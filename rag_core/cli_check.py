@@ -37,10 +37,15 @@ def check_manuscript(args, open_library) -> int:
     fail_on = _fail_on(args.fail_on)
 
     try:  # only a regular file is opened, standard input is read up to the cap, parsing is linear
+        bib = getattr(args, "bib", None)
         if args.file == "-":
             manuscript = manuscript_from_text(read_stream(sys.stdin), name="standard input")
+            if bib:
+                from rag_core.citations.manuscript import _add_bib_references
+
+                _add_bib_references(manuscript, bib)
         else:
-            manuscript = read_manuscript(args.file)
+            manuscript = read_manuscript(args.file, bib=bib)
         statements = manuscript.statements()
     except ManuscriptError as exc:
         raise UsageError(printable(str(exc))) from None
@@ -84,8 +89,8 @@ def check_manuscript(args, open_library) -> int:
         print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
         if row.diff:
             print(f"     changed: {printable(row.diff)}")
-        if row.cited:
-            print(f"     cited: {printable(row.cited)}")
+        for resolution in row.resolutions:
+            print(f"     cited {printable(resolution['text'])}")
         if row.misattributed:
             print("     ! found, but in a different document than the one cited")
         if row.meaning == "changed":
@@ -97,6 +102,10 @@ def check_manuscript(args, open_library) -> int:
     counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
     print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
           f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
+    statuses = [r["status"] for row in rows for r in row.resolutions]
+    if statuses:
+        print("Citations: " + ", ".join(f"{statuses.count(s)} {s.replace('_', ' ')}"
+                                        for s in ("matched", "ambiguous", "not_in_collection", "unresolved")) + ".")
     changed = sum(r.meaning == "changed" for r in rows)
     print(f"Meaning changed (the source says otherwise): {changed} statement{'s' if changed != 1 else ''}.")
     if flagged:

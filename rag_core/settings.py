@@ -184,6 +184,19 @@ MAX_IMPORT_QUOTE_CHARS = MAX_QUOTE_CHARS
 # Who judged, as an imported row names it ("app", "import", a person's name); longer is cut.
 MAX_IMPORT_BY_CHARS = 40
 
+# ------------------------------------------------------------------ bibliographic records (issue 18)
+# A records file (BibTeX, CSL-JSON, RIS) to import or to resolve \cite keys through. Safety limits,
+# not measured, like those above: a Zotero library of 20,000 items exports to about 15 MB of BibTeX.
+MAX_RECORDS_FILE_BYTES = 50 * 1024 * 1024
+# Records read from one file or Zotero library (a reference manager's largest libraries hold tens of
+# thousands); more is refused with a message.
+MAX_RECORDS = 100_000
+# A zotero.sqlite is opened read-only and immutable, never written; past this size it is refused.
+MAX_ZOTERO_SQLITE_BYTES = 2 * 1024 * 1024 * 1024
+# A title matches a document's title when their folded forms are this similar (rapidfuzz ratio, 0-100):
+# 95 accepts a changed article or a dropped subtitle mark, and no two titles of the shared PDFs come close.
+RECORD_TITLE_MATCH = 95
+
 # ------------------------------------------------------------------ side data (the lab's judgments)
 # Every write of a collection's side data (judgments, snapshots) is a generation with its checksum;
 # copies of this many generations are kept (not measured: the live one and two before it, so a

@@ -84,6 +84,7 @@ FLOORS = {
     "settings": 0, "types": 0, "errors": 0, "atomic": 0, "safe_files": 0,
     "text": 1, "output": 1,
     "pdf": 2, "models": 2,
+    "records": 2.5,
     "index": 3,
     "retrieval": 4,
     "citations": 5,

@@ -54,6 +54,9 @@ class Draft:
     kind: str
     text: str
     notes: list[str] = field(default_factory=list)
+    # the works a Word manuscript's citation fields name (Zotero's or Mendeley's CSL-JSON), as
+    # reference-list entries (rag_core.citations.references.Reference)
+    field_records: list = field(default_factory=list)
 
 
 def read_source(source: str | os.PathLike | bytes, name: str | None = None) -> tuple[str, bytes]:

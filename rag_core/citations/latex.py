@@ -18,7 +18,7 @@ import re
 from rag_core.citations.markers import TEX_CITE, TEX_CITE_COMMANDS, linear
 from rag_core.citations.references import Reference, parse_reference
 
-__all__ = ["latex_to_text"]
+__all__ = ["bibliography_names", "latex_to_text", "records_to_references"]
 
 _COMMENT = re.compile(r"(?<!\\)%.*")
 _BIB_BEGIN, _BIB_END, _BIBITEM_WORD = "\\begin{thebibliography}", "\\end{thebibliography}", "\\bibitem"
@@ -88,4 +88,36 @@ def _bibliography(block: str) -> list[Reference]:
         stop = found if found >= 0 else end
         entry = " ".join(_STYLE.sub(_group, block[m.end():stop]).replace("\\newblock", " ").replace("~", " ").split())
         references.append(parse_reference(_BRACES.sub("", entry), key=m.group(1).strip()))
+    return references
+
+
+_BIB_COMMAND = linear(r"\\(?:bibliography|addbibresource)(?:\[[^\]]*\])?\{([^}]*)\}")
+
+
+def bibliography_names(tex: str) -> list[str]:
+    """The ``.bib`` files a LaTeX draft names (``\\bibliography{refs,more}``, ``\\addbibresource{refs.bib}``)."""
+    names: list[str] = []
+    for m in _BIB_COMMAND.finditer(tex):
+        for part in m.group(1).split(","):
+            part = part.strip()
+            if part:
+                names.append(part if part.lower().endswith(".bib") else part + ".bib")
+    return list(dict.fromkeys(names))
+
+
+def records_to_references(records: list[dict], via: str) -> list[Reference]:
+    """Records (a .bib's entries) as reference-list entries keyed by their citation keys."""
+    from rag_core.records.record import first_surname
+
+    references = []
+    for record in records:
+        if not record.get("key"):
+            continue
+        authors = record.get("authors") or []
+        text = "; ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+        text = f"{text} ({record.get('year') or 'n.d.'}). {record.get('title') or ''}".strip()
+        references.append(Reference(key=record["key"], text=text,
+                                    surnames=[first_surname(a) for a in authors if a.strip()],
+                                    year=record.get("year"), title=record.get("title"), doi=record.get("doi"),
+                                    arxiv_id=record.get("arxiv_id"), via=f"{via} entry {record['key']}"))
     return references

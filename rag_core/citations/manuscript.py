@@ -24,14 +24,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_core.citations.bibliography import match_documents
 from rag_core.citations.drafts import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
     draft_text,
     read_source,
 )
-from rag_core.citations.latex import latex_to_text
+from rag_core.citations.latex import bibliography_names, latex_to_text, records_to_references
 from rag_core.citations.markers import (
     NUMERIC,
     Citation,
@@ -43,6 +42,7 @@ from rag_core.citations.markers import (
 )
 from rag_core.citations.references import Reference, split_references
 from rag_core.citations.report import rows_to_csv, rows_to_html, rows_to_json
+from rag_core.citations.resolution import Resolution, resolutions_text, resolve_citation
 from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
 from rag_core.output.render import strip_escape_sequences
@@ -131,10 +131,14 @@ def manuscript_from_text(text: str, *, name: str = "pasted text", kind: str = "t
     return Manuscript(name=name, kind=kind, text=text, references=references, body=body)
 
 
-def read_manuscript(source: str | Path | bytes, *, name: str | None = None) -> Manuscript:
+def read_manuscript(source: str | Path | bytes, *, name: str | None = None,
+                    bib: str | Path | tuple[str, bytes] | None = None) -> Manuscript:
     """Read a draft by its file type: ``.txt``/``.md`` (UTF-8), ``.tex``, ``.pdf``, ``.docx``.
 
     ``source`` is a path or the file's bytes (then ``name`` gives the file name and type).
+    ``bib`` is a records file (``.bib``, CSL-JSON, RIS: a path, or ``(name, bytes)``) whose keys
+    resolve ``\\cite{key}`` and pandoc's ``[@key]``; without it, a LaTeX draft read from a path uses
+    the ``.bib`` files its ``\\bibliography{}`` or ``\\addbibresource{}`` name beside it.
     Raises :class:`ManuscriptError` with what to do for an unknown type, a file too large, a
     path that is not a regular file, or a file that cannot be read.
     """
@@ -142,7 +146,34 @@ def read_manuscript(source: str | Path | bytes, *, name: str | None = None) -> M
     draft = draft_text(data, display)
     manuscript = manuscript_from_text(draft.text, name=display, kind=draft.kind)
     manuscript.notes.extend(draft.notes)
+    bib_files = [bib] if bib is not None else []
+    if bib is None and draft.kind == "latex" and isinstance(source, (str, Path)):
+        raw = data.decode("utf-8", errors="replace")
+        for bib_name in bibliography_names(raw):
+            beside = Path(source).parent / bib_name
+            if beside.is_file():
+                bib_files.append(beside)
+            else:
+                manuscript.notes.append(f"{bib_name}, which the draft names, is not beside it: its \\cite keys "
+                                        "are resolved by their look only (give the file with --bib).")
+    for bib_file in bib_files:
+        _add_bib_references(manuscript, bib_file)
+    if draft.field_records:  # first: a field code names the very work, a typed list only describes it
+        manuscript.references[:0] = draft.field_records
     return manuscript
+
+
+def _add_bib_references(manuscript: Manuscript, bib) -> None:
+    """The entries of a records file added to the manuscript's reference list, by key."""
+    from rag_core.errors import InputFileError
+    from rag_core.records.reading import parse_records, read_records
+
+    try:
+        found = parse_records(bib[1], bib[0]) if isinstance(bib, tuple) else read_records(bib)
+    except InputFileError as exc:
+        raise ManuscriptError(str(exc)) from None
+    manuscript.references.extend(records_to_references(found.records, found.name))
+    manuscript.notes.extend(found.notes)
 
 
 # --------------------------------------------------------------------------- statements
@@ -249,6 +280,13 @@ class CheckRow:
     check: object | None = field(default=None, repr=False)
     meaning: str = "unclear"
     meaning_cues: list[dict] = field(default_factory=list)
+    # per citation marker, the document it was resolved to and why (rag_core.citations.resolution)
+    resolutions: list[dict] = field(default_factory=list)
+
+    @property
+    def resolution(self) -> str:
+        """ "(Lewis et al., 2020) → matched to rag.pdf (first author Lewis + year 2020)", one per marker."""
+        return resolutions_text(self.resolutions)
 
     def to_dict(self) -> dict:
         return {
@@ -257,6 +295,7 @@ class CheckRow:
             "similarity_kind": self.similarity_kind, "diff": self.diff, "cited": self.cited or None,
             "cited_sources": self.cited_sources, "misattributed": self.misattributed, "message": self.message,
             "line": self.line, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
+            "resolution": self.resolution, "resolutions": self.resolutions,
         }
 
 
@@ -267,19 +306,23 @@ def _document_infos(index, documents: Sequence[dict] | None) -> list[dict]:
     for doc in document_texts(index.chunks):
         record = records.get(doc.source, {})
         infos.append({"source": doc.source, "title": record.get("title"), "authors": record.get("authors"),
-                      "year": record.get("year"), "first_page": doc.text[:2000]})
+                      "year": record.get("year"), "doi": record.get("doi"), "arxiv_id": record.get("arxiv_id"),
+                      "first_page": doc.text[:2000]})
     return infos
 
 
 def cited_documents(citations: Sequence[Citation], infos: Sequence[dict]) -> list[str]:
-    """The collection documents the citations point to (the best match of each)."""
+    """The collection documents the citations point to (the one each is matched to, or every
+    candidate of an ambiguous one)."""
+    return _cited_sources([resolve_citation(c, infos) for c in citations])
+
+
+def _cited_sources(resolutions: Sequence[Resolution]) -> list[str]:
     sources: list[str] = []
-    for citation in citations:
-        if not citation.surnames:
-            continue
-        matches = match_documents(citation.surnames, citation.year, infos, title=citation.title)
-        if matches and matches[0] not in sources:
-            sources.append(matches[0])
+    for resolution in resolutions:
+        for source in resolution.candidates if resolution.status in ("matched", "ambiguous") else ():
+            if source not in sources:
+                sources.append(source)
     return sources
 
 
@@ -308,13 +351,16 @@ def check_statements(
     for n, statement in enumerate(items):
         if progress is not None:
             progress(n, len(items), statement.text)
-        cited = cited_documents(statement.citations, infos) if statement.citations else []
+        resolutions = [resolve_citation(c, infos) for c in statement.citations]
+        cited = _cited_sources(resolutions)
+        resolved = [r.to_dict() for r in resolutions]
         try:
             check = verify_quote(statement.text, index, cited_sources=cited or None, n_closest=top,
                                  cross_encoder_model=cross_encoder_model, meaning=meaning)
         except RagCoreError as exc:  # an empty or oversized statement: report it, go on
             rows.append(CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
-                                 statement.cited, cited, False, f"Not checked: {exc}", statement.line))
+                                 statement.cited, cited, False, f"Not checked: {exc}", statement.line,
+                                 resolutions=resolved))
             continue
         best = check.best if check.verdict == "near_verbatim" else None
         rows.append(CheckRow(
@@ -322,7 +368,7 @@ def check_statements(
             page=check.page, page_label=check.page_label, similarity=check.similarity,
             similarity_kind=check.similarity_kind, diff=best["diff"] if best else "", cited=statement.cited,
             cited_sources=cited, misattributed=check.misattributed, message=check.message, line=statement.line,
-            check=check, meaning=check.meaning, meaning_cues=check.meaning_cues,
+            check=check, meaning=check.meaning, meaning_cues=check.meaning_cues, resolutions=resolved,
         ))
     if progress is not None:
         progress(len(items), len(items), "")

@@ -50,6 +50,9 @@ class Citation:
     year: int | None = None
     title: str | None = None
     reference: str | None = None  # the reference-list entry it points to, when found
+    doi: str | None = None  # the cited work's identifiers, when its record gives them
+    arxiv_id: str | None = None
+    via: str | None = None  # the record it was resolved through ("refs.bib entry lewis2020", "Zotero field code")
 
     def label(self) -> str:
         if self.reference:
@@ -59,6 +62,9 @@ class Citation:
 
 TEX_CITE_COMMANDS = "cite|citep|citet|citealp|citeauthor|citeyear|parencite|textcite|autocite|footcite"
 TEX_CITE = linear(rf"\\(?:{TEX_CITE_COMMANDS})\*?(?:\[[^\]]*\]){{0,2}}\{{([^}}]*)\}}")
+# pandoc's citations: [@key], [@key; @key2, p. 3], [see @key]; a key starts with a letter, digit or _.
+PANDOC = linear(rf"\[([^\[\]@]{{0,80}}@[{WORD}][^\[\]]{{0,1000}})\]")
+PANDOC_KEY = linear(rf"-?@([{WORD}][{WORD}:.#$%&\-+?<>~/]*[{WORD}]|[{WORD}])")
 NUMERIC = linear(rf"\[({DIGIT}+(?:{SPACE}*[-\x{{2013}},]{SPACE}*{DIGIT}+)*)\]")
 _NAME = rf"[A-Z][{WORD}'\x{{2019}}\-]+"
 _NAMES = rf"{_NAME}(?:{SPACE}+(?:and|&){SPACE}+{_NAME})?(?:{SPACE}+et{SPACE}+al\.?)?"
@@ -104,9 +110,14 @@ class ReferenceIndex:
                    else self.by_surname_year.get((wanted, citation.year)))
         if ref is not None:
             citation.reference = ref.text
-            citation.surnames = citation.surnames or list(ref.surnames)
-            citation.year = citation.year or ref.year
+            if ref.via:  # a record (a .bib entry, a field code): its authors and year are the work's
+                citation.surnames = list(ref.surnames) or citation.surnames
+                citation.year = ref.year or citation.year
+            else:
+                citation.surnames = citation.surnames or list(ref.surnames)
+                citation.year = citation.year or ref.year
             citation.title = ref.title
+            citation.doi, citation.arxiv_id, citation.via = ref.doi, ref.arxiv_id, ref.via
         return citation
 
 
@@ -166,7 +177,22 @@ def find_citations(sentence: str, references: ReferenceIndex = _NO_REFERENCES
                 citation.surnames = [guess.group(1).capitalize()]
                 citation.year = int(guess.group(2))
             found.append(references.resolve(citation))
+    for m in PANDOC.finditer(sentence) if "@" in sentence else ():
+        keys = [k.group(1) for k in PANDOC_KEY.finditer(m.group(1))]
+        if not keys:
+            continue
+        spans.append(m.span())
+        for key in keys:
+            guess = _KEY_GUESS.match(key)
+            citation = Citation(marker=f"[@{key}]", key=key)
+            if guess and key not in references.by_key:
+                citation.surnames = [guess.group(1).capitalize()]
+                citation.year = int(guess.group(2))
+            found.append(references.resolve(citation))
+    covered_pandoc = _Covered(spans) if "@" in sentence else None
     for m in NUMERIC.finditer(sentence) if "[" in sentence else ():
+        if covered_pandoc is not None and m.start() in covered_pandoc:
+            continue
         numbers = _numbers(m.group(1))
         if not numbers:
             continue

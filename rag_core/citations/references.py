@@ -29,6 +29,9 @@ class Reference:
     surnames: list[str] = field(default_factory=list)
     year: int | None = None
     title: str | None = None
+    doi: str | None = None  # from a .bib entry or a field code's CSL-JSON
+    arxiv_id: str | None = None
+    via: str | None = None  # where the entry came from when it is a record: "refs.bib entry lewis2020"
 
 
 REFERENCE_HEADING = re.compile(

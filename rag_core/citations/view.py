@@ -244,7 +244,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
     meaning changed, not found, misattributed, related, near verbatim, verbatim): number (the
     statement's place in the manuscript), statement, verdict, meaning, its cues, document (short
     title, else file name), physical page, printed page label (when the PDF has one), similarity,
-    changed words, cited, misattributed.
+    changed words, cited, what each citation was matched to and why, misattributed.
     A ``not_found`` row names no document: its closest passage is not evidence."""
     titles = titles or {}
     records = []
@@ -265,6 +265,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
             "similarity": row.get("similarity"),
             "changed words": row.get("diff") or "",
             "cited": row.get("cited") or "",
+            "cited \u2192 matched to": row.get("resolution") or "",
             "misattributed": MISATTRIBUTED if row.get("misattributed") else "",
         })
     return records

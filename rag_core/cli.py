@@ -483,6 +483,13 @@ def cmd_check(args) -> int:
     return check_manuscript(args, _library)
 
 
+def cmd_meta(args) -> int:
+    """``rag-core meta show|import|set|export`` (rag_core.cli_meta)."""
+    from rag_core.cli_meta import cmd_meta as run
+
+    return run(args, _library, UsageError)
+
+
 def cmd_eval_collection(args) -> int:
     """``eval --collection``: the collection's own judgments, with the figures the app shows."""
     from rag_core.lab.queryset import evaluate_collection, format_summary, summary_json
@@ -691,6 +698,10 @@ def build_parser() -> argparse.ArgumentParser:
                                            "(query, document, quote, grade) or an exported BEIR folder/zip")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_judgments)
+
+    from rag_core.cli_meta import add_meta_parser
+
+    add_meta_parser(sub, common)
     return parser
 
 
@@ -704,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             raise UsageError("a command is needed: ingest, search, check, list, remove, rename, embed, check-store, "
-                             "copy, serve-db, models, eval or judgments")
+                             "copy, serve-db, models, eval, judgments or meta")
         args.data_dir = getattr(args, "data_dir", None)
         args.store = getattr(args, "store", None)
         if hasattr(args, "top") and args.top <= 0:

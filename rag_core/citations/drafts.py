@@ -107,8 +107,8 @@ def draft_text(data: bytes, name: str) -> Draft:
     if suffix == ".pdf":
         return Draft(name, "pdf", _pdf_text(data, name))
     if suffix == ".docx":
-        text, notes = _docx_text(data, name)
-        return Draft(name, "docx", text, notes)
+        text, notes, fields = _docx_text(data, name)
+        return Draft(name, "docx", text, notes, fields)
     raise ManuscriptError(
         f"{name}: cannot read {suffix or 'this'} files; give a .txt, .md, .tex, .pdf or .docx manuscript, "
         "or paste the text."
@@ -149,7 +149,7 @@ def pdf_manuscript_text(text: str) -> str:
 # --------------------------------------------------------------------------- Word
 
 
-def _docx_text(data: bytes, name: str) -> tuple[str, list[str]]:
+def _docx_text(data: bytes, name: str) -> tuple[str, list[str], list]:
     """The text of a .docx's body paragraphs (as Word shows them: runs, tabs, line breaks and
     hyperlinks' text), and notes."""
     advice = "save it again from your word processor, or paste the text."
@@ -190,10 +190,14 @@ def _xml_parser():
     return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 
-def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[str]]:
-    """The body's paragraphs, parsed one at a time (a paragraph is dropped from memory once read)."""
+def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[str], list]:
+    """The body's paragraphs, parsed one at a time (a paragraph is dropped from memory once read),
+    and the works its Zotero or Mendeley citation fields name (:mod:`rag_core.citations.field_codes`)."""
     from lxml import etree
 
+    from rag_core.citations.field_codes import field_references, paragraph_field_codes
+
+    codes: list[str] = []
     paragraphs: list[str] = []
     entities: list[str] = []
     body = f"{_W}body"
@@ -203,6 +207,7 @@ def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[
             parent = element.getparent()
             if parent is None or parent.tag != body:
                 continue  # a paragraph in a table or a text box: read with its top-level element, not alone
+            codes.extend(paragraph_field_codes(element))
             text = _paragraph_text(element, entities)
             if text.strip():
                 paragraphs.append(text)
@@ -218,7 +223,11 @@ def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[
         notes.append(f"{name}: {len(entities)} entity reference{'s' if len(entities) != 1 else ''} ({shown}) "
                      "declared by the file itself kept as written, not expanded; the text around "
                      f"{'them' if len(entities) != 1 else 'it'} was read.")
-    return "\n\n".join(paragraphs), notes
+    fields, unreadable = field_references(codes)
+    if unreadable:
+        notes.append(f"{name}: {unreadable} citation field code(s) could not be read (not valid CSL-JSON); "
+                     "their markers are resolved by their look only.")
+    return "\n\n".join(paragraphs), notes, fields
 
 
 def _paragraph_text(paragraph, entities: list[str]) -> str:

@@ -45,6 +45,7 @@ def parse_bibtex(text: str) -> tuple[list[dict], int]:
         fields = {f.key.lower(): f.value for f in entry.fields}
         authors = fields.get("author") or fields.get("editor") or []
         names = [_name(p) for p in (authors if isinstance(authors, list) else [authors])]
+        truncated = any(n and n.lower() == "others" for n in names)
         names = [n for n in names if n and n.lower() != "others"]
         arxiv = None
         if str(fields.get("archiveprefix") or fields.get("eprinttype") or "").lower() == "arxiv" or \
@@ -56,6 +57,8 @@ def parse_bibtex(text: str) -> tuple[list[dict], int]:
         records.append(clean_record({"key": entry.key, "type": entry.entry_type, "title": fields.get("title"),
                                      "authors": names, "year": year, "doi": fields.get("doi"),
                                      "arxiv_id": arxiv, "venue": venue}))
+        if truncated:
+            records[-1]["more_authors"] = True  # "and others": the list is not every author
     return records, len(library.failed_blocks)
 
 

@@ -29,9 +29,11 @@ __all__ = [
     "RECORDS_KEY",
     "ImportReport",
     "apply_records",
+    "changed_fields",
     "export_records",
     "import_records",
     "load_records",
+    "record_rows",
     "set_record",
 ]
 
@@ -207,3 +209,40 @@ def export_records(documents: Sequence[dict], path_name: str) -> bytes:
     if suffix == ".json":
         return (json.dumps(records_to_csl(records), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
     raise InputFileError(f"{path_name}: export to a .bib (BibTeX) or a .json (CSL-JSON) file.")
+
+
+# ---------------------------------------------------------------- the Collections page's table
+
+ORIGIN_WORDS = {"pdf": "PDF", "arxiv": "arXiv id", "file name": "file name", "import": "import", "edited": "edited"}
+TABLE_FIELDS = ("title", "authors", "year", "doi")
+
+
+def record_rows(documents: Sequence[dict]) -> list[dict]:
+    """One editable row per document: document, title, authors ("A; B"), year, DOI, and where each
+    field came from ("title: PDF · year: arXiv id · doi: import")."""
+    rows = []
+    for doc in documents:
+        origin = doc.get("origin") or {}
+        rows.append({
+            "document": doc["source"], "year": str(doc.get("year") or ""), "doi": doc.get("doi") or "",
+            "title": doc.get("title") or "", "authors": "; ".join(doc.get("authors") or []),
+            "from": " \u00b7 ".join(f"{k}: {ORIGIN_WORDS.get(origin[k], origin[k])}" for k in TABLE_FIELDS
+                                    if k in origin and doc.get(k)),
+        })
+    return rows
+
+
+def changed_fields(before: Sequence[dict], after: Sequence[dict]) -> dict[str, dict]:
+    """The fields a person changed in the table: ``{document: {field: new text}}`` (rows matched
+    by their document; a row added or a document renamed in the table is ignored)."""
+    old = {row["document"]: row for row in before}
+    changes: dict[str, dict] = {}
+    for row in after:
+        original = old.get(row.get("document"))
+        if original is None:
+            continue
+        fields = {k: str(row.get(k) if row.get(k) is not None else "").strip() for k in TABLE_FIELDS}
+        diff = {k: v for k, v in fields.items() if v != str(original.get(k) or "").strip()}
+        if diff:
+            changes[original["document"]] = diff
+    return changes

@@ -50,6 +50,8 @@ def parse_records(data: bytes, name: str) -> RecordsFile:
     from rag_core.records.ris import parse_ris
 
     suffix = Path(name).suffix.lower()
+    if len(data) > MAX_RECORDS_FILE_BYTES:
+        raise InputFileError(f"{name}: larger than {MAX_RECORDS_FILE_BYTES // 2**20} MiB; import it in parts.")
     text = _decode(data, name)
     notes: list[str] = []
     if suffix in (".bib", ".biblatex"):

@@ -49,6 +49,8 @@ _VENUE_LINE = re.compile(
 _IN_TITLE_VENUE = re.compile(r"^(?P<title>.{10,}?)\s+-\s+(?P<venue>.*(?:Conference|Proceedings|Symposium|"
                              r"Workshop|Journal|Transactions).*)$")
 _YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
+# A page with this much text whose largest font sets most of it has no title font (a plain document).
+_TITLE_PAGE_CHARS = 400
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE_LINE = re.compile(r"^\W*(?:\d{1,2}\s+)?([A-Za-z]{3,9})\.?\s+(?:\d{1,2},?\s+)?((?:19|20)\d{2})\W*$")
 _INFO_AUTHOR_STOP = re.compile(r"@|team|\bieee\b|university|http|institut|department", re.IGNORECASE)
@@ -166,6 +168,9 @@ def _title_span(pieces: list[tuple[float, str, float]]) -> tuple[str, int]:
         return "", 0
     largest = max(pieces[i][0] for i in usable)
     at = [i for i in usable if pieces[i][0] == largest]
+    total = sum(len(t.strip()) for _, t, _ in pieces)
+    if total >= _TITLE_PAGE_CHARS and sum(len(pieces[i][1].strip()) for i in at) > total / 2:
+        return "", 0  # most of a full page is set in its largest font: that is body text, not a title
     first = at[0]
     last = first
     for i in at[1:]:

@@ -25,7 +25,6 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 PDFS = REPO.parent / "shared" / "data" / "pdfs"
 
 # key, file, first author, given name, venue year, arXiv year, arXiv id or DOI, title
@@ -76,7 +75,7 @@ def _csl_item(key, surname, given, year, title, ident=None) -> dict:
 
 def manuscripts(folder: Path) -> dict[str, tuple[Path, Path | None]]:
     """Each format's manuscript (and its records file)."""
-    from tests.records_fixtures import make_field_code_docx, zotero_field_code
+    from rag_core.testing import make_field_code_docx, zotero_field_code
 
     items = [(w[0], w[2], w[4], w[5], w) for w in WORKS]
     out: dict[str, tuple[Path, Path | None]] = {}

@@ -41,9 +41,9 @@ def check_manuscript(args, open_library) -> int:
         if args.file == "-":
             manuscript = manuscript_from_text(read_stream(sys.stdin), name="standard input")
             if bib:
-                from rag_core.citations.manuscript import _add_bib_references
+                from rag_core.citations.manuscript import add_bib_references
 
-                _add_bib_references(manuscript, bib)
+                add_bib_references(manuscript, bib)
         else:
             manuscript = read_manuscript(args.file, bib=bib)
         statements = manuscript.statements()

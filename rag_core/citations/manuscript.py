@@ -58,6 +58,7 @@ __all__ = [
     "ManuscriptError",
     "Reference",
     "Statement",
+    "add_bib_references",
     "check_statements",
     "extract_statements",
     "manuscript_from_text",
@@ -157,13 +158,13 @@ def read_manuscript(source: str | Path | bytes, *, name: str | None = None,
                 manuscript.notes.append(f"{bib_name}, which the draft names, is not beside it: its \\cite keys "
                                         "are resolved by their look only (give the file with --bib).")
     for bib_file in bib_files:
-        _add_bib_references(manuscript, bib_file)
+        add_bib_references(manuscript, bib_file)
     if draft.field_records:  # first: a field code names the very work, a typed list only describes it
         manuscript.references[:0] = draft.field_records
     return manuscript
 
 
-def _add_bib_references(manuscript: Manuscript, bib) -> None:
+def add_bib_references(manuscript: Manuscript, bib) -> None:
     """The entries of a records file added to the manuscript's reference list, by key."""
     from rag_core.errors import InputFileError
     from rag_core.records.reading import parse_records, read_records

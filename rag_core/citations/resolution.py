@@ -156,10 +156,9 @@ def resolve_citation(citation, infos: Sequence[dict]) -> Resolution:
             score += similarity / 100
         scored.append((score, doc["source"], why, note))
     if not scored:
-        cited = f"{surname}{f', {year}' if year else ''}"
         return Resolution(citation.marker, "not_in_collection",
                           why=f"no document's first author is {surname}"
-                              f"{f' with a year within one of {year}' if year else ''}: {cited} is not in it")
+                              f"{f' with a year within one of {year}' if year else ''}")
     scored.sort(key=lambda t: -t[0])
     best = [t for t in scored if t[0] == scored[0][0]]
     if len(best) > 1:

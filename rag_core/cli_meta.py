@@ -61,7 +61,8 @@ def cmd_meta(args, library_of, usage_error) -> int:
     if action is None:
         raise usage_error("meta needs an action: show, import, set or export")
     library = library_of(args)
-    if not library.exists(args.collection):
+    zotero = action == "import" and Path(args.source).expanduser().is_dir() and not args.no_pdfs
+    if not library.exists(args.collection) and not zotero:  # a Zotero folder's PDFs may start a collection
         raise ValueError(f"No collection named {args.collection!r}.")
     if action == "show":
         return _show(library, args)

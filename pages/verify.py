@@ -27,6 +27,7 @@ from pages.common.state import (
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
+    add_bib_references,
     check_statements,
     manuscript_from_text,
     read_manuscript,
@@ -101,6 +102,9 @@ REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels
                                                     "sentence is"),
     "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
     "cited": TEXT(width=110, help="The statement's citation markers"),
+    "cited \u2192 matched to": TEXT(width=260, help="The document each citation was matched to and why (first "
+                                               "author + year, DOI, key, field code), ambiguous (the candidates) "
+                                               "or not in collection"),
     "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
 }
 
@@ -267,13 +271,17 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
 # ---------------------------------------------------------------- a whole manuscript
 
 
-def read_draft(text: str, upload) -> None:
-    """Read the uploaded draft (or else the pasted text) and keep its statements for the list."""
+def read_draft(text: str, upload, bib=None) -> None:
+    """Read the uploaded draft (or else the pasted text), with its bibliography file when one is
+    given, and keep its statements for the list."""
+    records = (bib.name, bib.getvalue()) if bib is not None else None
     try:
         if upload is not None:
-            manuscript = read_manuscript(upload.getvalue(), name=upload.name)
+            manuscript = read_manuscript(upload.getvalue(), name=upload.name, bib=records)
         elif (text or "").strip():
             manuscript = manuscript_from_text(text, name="pasted text", kind=pasted_kind(text))
+            if records is not None:
+                add_bib_references(manuscript, records)
         else:
             st.warning("Paste a manuscript or upload a draft first.")
             return
@@ -394,6 +402,8 @@ def show_row(lib, name: str, row: dict, check: dict | None, n: int, titles: dict
             looked = ", ".join(titles.get(s, s) for s in row.get("cited_sources") or [])
             tail = f"(checked first: {looked})" if looked else "(no document of the collection matches it)"
             text_line("Cites:", row["cited"], tail, bold_first=True, sep=" ")
+        for resolution in row.get("resolutions") or []:
+            text_line("Cited", resolution.get("text") or "", bold_first=True, sep=" ")
         if row.get("misattributed"):
             found_in = title_of(row, titles)
             note("warning", f"Found, but in a different document than the one cited: it is in {found_in}.",
@@ -412,9 +422,12 @@ def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
                                         "found, with its reference list when it has one.")
         upload = st.file_uploader("…or upload a draft", type=[t.lstrip(".") for t in MANUSCRIPT_TYPES], key="ms_file",
                                   help="A .txt, .md, .tex, .pdf or .docx file; it is read instead of the pasted text.")
+        bib = st.file_uploader("…and its bibliography (optional)", type=["bib", "json", "ris"], key="ms_bib",
+                               help="A .bib, CSL-JSON .json or .ris file whose keys resolve \\cite{key} and "
+                                    "pandoc's [@key] (a Word draft's Zotero or Mendeley citations need none).")
         found = st.form_submit_button("Find the statements", type="primary")
     if found:
-        read_draft(text, upload)
+        read_draft(text, upload, bib)
     manuscript = st.session_state.get(MANUSCRIPT_KEY)
     if manuscript is None:
         text_line("Paste a manuscript or upload a draft and press Find the statements: you can then review the "

@@ -506,6 +506,13 @@ def cmd_check(args) -> int:
     return check_manuscript(args, _library)
 
 
+def cmd_meta(args) -> int:
+    """``rag-core meta show|import|set|export`` (rag_core.cli_meta)."""
+    from rag_core.cli_meta import cmd_meta as run
+
+    return run(args, _library, UsageError)
+
+
 def cmd_eval_collection(args) -> int:
     """``eval --collection``: the collection's own judgments, with the figures the app shows."""
     from rag_core.lab.queryset import evaluate_collection, format_summary, summary_json
@@ -640,6 +647,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 3 when any statement has one of these outcomes (comma-separated: "
                         "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "
                         "misattributed), e.g. --fail-on changed,not_found before submission")
+    p.add_argument("--bib", metavar="FILE",
+                   help="a .bib (or CSL-JSON .json, .ris) whose keys resolve \\cite{key} and pandoc's [@key] "
+                        "(default for a .tex: the .bib its \\bibliography{} names beside it)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("list", parents=[common], help="list collections, or the documents of one")
@@ -716,6 +726,10 @@ def build_parser() -> argparse.ArgumentParser:
                                            "(query, document, quote, grade) or an exported BEIR folder/zip")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_judgments)
+
+    from rag_core.cli_meta import add_meta_parser
+
+    add_meta_parser(sub, common)
     return parser
 
 
@@ -729,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             raise UsageError("a command is needed: ingest, search, check, list, remove, rename, embed, check-store, "
-                             "copy, serve-db, models, eval or judgments")
+                             "copy, serve-db, models, eval, judgments or meta")
         args.data_dir = getattr(args, "data_dir", None)
         args.store = getattr(args, "store", None)
         if hasattr(args, "top") and args.top <= 0:

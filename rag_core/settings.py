@@ -152,7 +152,19 @@ MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read e
 MAX_PATTERN_CHARS = 1_000  # an exact-search pattern
 MAX_QUOTE_CHARS = 10_000  # a quote looked up whole in the documents: may be a paragraph
 EXACT_COUNT_LIMIT = 10_000  # exact matches a comparison counts before it stops counting
-MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF)
+MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF; standard input)
+# The text part of a .docx (word/document.xml), inflated: Word's XML holds its text with the runs'
+# markup around it, about 2-10 times the text; a part declaring more is refused before it is
+# inflated, and none is inflated past its declared size (safety limits, not measured, like those above).
+MAX_DOCX_XML_BYTES = 100 * 1024 * 1024
+# Checkable statements (quoted passages and sentences that cite) found in one manuscript: a long
+# thesis has a few thousand; a check reads each against the collection (a fraction of a second
+# to a few seconds each: docs/citations.md), so a file of more is refused with a message rather
+# than checked for hours (1 MB of "Smith et al. (2019) agree." holds 30,000).
+MAX_MANUSCRIPT_STATEMENTS = 5_000
+# A number in brackets or at the start of a reference entry with more digits than this is not a
+# reference number (Python refuses int() of over 4,300 digits; no list reaches a million entries).
+MAX_REFERENCE_NUMBER_DIGITS = 6
 
 # The relevance lab's imports (CSV, a BEIR folder or zip). Safety limits, not measured, like those
 # above: a 1,000,000-row spreadsheet of query, document, quote and grade is 33 MB, under the cap.
@@ -171,6 +183,19 @@ MAX_IMPORT_PROBLEMS_LISTED = 1_000
 MAX_IMPORT_QUOTE_CHARS = MAX_QUOTE_CHARS
 # Who judged, as an imported row names it ("app", "import", a person's name); longer is cut.
 MAX_IMPORT_BY_CHARS = 40
+
+# ------------------------------------------------------------------ bibliographic records (issue 18)
+# A records file (BibTeX, CSL-JSON, RIS) to import or to resolve \cite keys through. Safety limits,
+# not measured, like those above: a Zotero library of 20,000 items exports to about 15 MB of BibTeX.
+MAX_RECORDS_FILE_BYTES = 50 * 1024 * 1024
+# Records read from one file or Zotero library (a reference manager's largest libraries hold tens of
+# thousands); more is refused with a message.
+MAX_RECORDS = 100_000
+# A zotero.sqlite is opened read-only and immutable, never written; past this size it is refused.
+MAX_ZOTERO_SQLITE_BYTES = 2 * 1024 * 1024 * 1024
+# A title matches a document's title when their folded forms are this similar (rapidfuzz ratio, 0-100):
+# 95 accepts a changed article or a dropped subtitle mark, and no two titles of the shared PDFs come close.
+RECORD_TITLE_MATCH = 95
 
 # ------------------------------------------------------------------ side data (the lab's judgments)
 # Every write of a collection's side data (judgments, snapshots) is a generation with its checksum;

@@ -15,6 +15,7 @@ about. The lexical half of hybrid search still reads the whole chunk.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -124,7 +125,12 @@ def single_torch_thread():
     median with 2 threads and 30-45 ms with 1 (docs/benchmarks.md).
     """
     global _single_thread_users, _saved_threads
-    import torch  # here, not at the top: importing torch takes seconds, and TF-IDF search needs none
+    # torch is not imported here: a torch model imported it when it loaded, and the ONNX
+    # encoder (the default on a CPU) needs no torch, which takes ~2 s to import
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
 
     with _threads_lock:
         if _single_thread_users == 0:

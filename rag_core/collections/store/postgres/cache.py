@@ -89,6 +89,6 @@ def build_lexical(name: str, settings: dict, rows: list[tuple], files: dict[str,
             log.warning("Collection %r: stored TF-IDF/BM25 unusable (%s); fitting them again", name, exc)
     if index is None:
         index = fit_lexical(chunks, settings)
-    index._tfidf_scorer = TfidfScorer(index.vectorizer, index.matrix)
+    index._tfidf_scorer = TfidfScorer(index.tfidf_model, index.tfidf_matrix)
     keys = np.array([(doc, seq) for doc, seq, *_ in rows], dtype=np.int64).reshape(len(rows), 2)
     return LexicalIndex(index, keys)

@@ -240,7 +240,7 @@ class PostgresStore(CollectionStore):
         embeddings, mask = vectors
         proto = lexical.index
         return PostgresRagIndex(
-            chunks=proto.chunks, vectorizer=proto.vectorizer, matrix=proto.matrix, embeddings=embeddings,
+            chunks=proto.chunks, vectorizer=proto.tfidf_model, matrix=proto.tfidf_matrix, embeddings=embeddings,
             embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
             bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
             _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,

@@ -583,6 +583,22 @@ def _cpu_count() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+_one_thread = threading.local()
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Inside the block, this thread's encodes run on the one-thread session, batches too
+    (:func:`rag_core.models.embedding.single_torch_thread` enters it): a citation check encodes a
+    few sentences, which a second thread would not speed up, and the all-core session costs
+    ~60 ms to make."""
+    _one_thread.depth = getattr(_one_thread, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _one_thread.depth -= 1
+
+
 class OnnxBiEncoder:
     """A bi-encoder with the part of ``SentenceTransformer``'s interface this package uses.
 
@@ -682,7 +698,8 @@ class OnnxBiEncoder:
                 [len(x) for x in ids], token_budget=self.token_budget,
                 max_batch=min(batch_size, MAX_BATCH_TEXTS) if batch_size else MAX_BATCH_TEXTS,
             )
-            session = self._session if len(texts) > 1 else self._single_thread_session()
+            one = len(texts) == 1 or getattr(_one_thread, "depth", 0) > 0
+            session = self._single_thread_session() if one else self._session
             for batch in batches:
                 out[batch] = self._run(session, [ids[i] for i in batch])
             if self.layout.normalize or normalize_embeddings:

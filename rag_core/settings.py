@@ -69,6 +69,9 @@ ANN_MIN_CHUNKS = 90_000
 # releases the GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here) and
 # by the dense stage (usearch releases it: 10 graphs of 100k took 28 ms where one thread took 50 ms).
 SEGMENT_THREADS = max(1, min(2, os.cpu_count() or 1))
+# A comparison runs its exact search in another thread beside the TF-IDF and hybrid lists (issue
+# 21): its own small pool, as exact search itself may wait on the segment threads above.
+COMPARE_THREADS = 2
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 # Search breadth and candidates per segment, re-ordered by exact cosines. Measured on the 1M

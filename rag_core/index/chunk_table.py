@@ -252,6 +252,30 @@ class ChunkTable(Sequence):
         return int(np.searchsorted(self._offsets, byte_offset, side="right")) - 1
 
 
+def chunk_places(chunks: Sequence[dict]) -> Iterator[tuple[str | None, str | None, int | None, int | None]]:
+    """``(doc_id, source, start, end)`` of every chunk, in order: read by column from stored
+    tables (several, for the segments of a large collection), from the dicts otherwise. Keying a
+    collection's passages built a dict per chunk for these four values (~70 ms of 1,374)."""
+    parts = getattr(chunks, "parts", None)
+    if parts is not None:
+        for part in parts:
+            yield from chunk_places(part)
+        return
+    if not isinstance(chunks, ChunkTable):
+        for chunk in chunks:
+            yield chunk.get("doc_id"), chunk.get("source"), chunk.get("start"), chunk.get("end")
+        return
+    doc_ids, sources = chunks.strings("doc_id"), chunks.strings("source")
+    columns = [chunks.column(key).tolist() for key in ("doc_id", "source", "start", "end")]
+    for i, (doc, source, start, end) in enumerate(zip(*columns, strict=True)):
+        if i in chunks._extra:  # a value stored outside the columns: the chunk as it was
+            chunk = chunks[i]
+            yield chunk.get("doc_id"), chunk.get("source"), chunk.get("start"), chunk.get("end")
+            continue
+        yield (None if doc < 0 else doc_ids[doc], None if source < 0 else sources[source],
+               None if start == -1 else start, None if end == -1 else end)
+
+
 def chunk_sources_mask(chunks: Sequence[dict], sources) -> np.ndarray:
     """Which chunks belong to one of ``sources``, by column where the chunks are stored so."""
     if hasattr(chunks, "mask_of_sources"):

@@ -104,7 +104,13 @@ def test_judging_metrics_knobs_and_movement_on_compare(lab_dir, monkeypatch):
     at.selectbox(key=f"cmp_reranker_{COLLECTION}").set_value("mmr").run()
     clean(at)
     assert "maximal marginal relevance" in " ".join(h.value for h in at.html)
+    # the lab's tabs draw only the open one: no chart behind the judging cards
+    assert not (at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"))
+    at.session_state["cmp_lab_tab"] = "What the reranker did"
+    at.run()
+    clean(at)
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"), "the slope chart is drawn"
+    assert not grade_controls(at), "the judging cards are not drawn behind the chart"
 
 
 def _library(root):

@@ -146,7 +146,9 @@ class RagIndex:
         if self.ann is not None:
             # the graph proposes a few more than asked; exact cosines (float32, not the graph's
             # float16 copies) order them, which near-duplicate passages need
-            rows, _ = self.ann.search(vector, max(2 * int(k), ANN_OVERFETCH))
+            # (a graph whose scores are exact, PostgreSQL's, needs no more than asked)
+            ask = int(k) if getattr(self.ann, "exact_scores", False) else max(2 * int(k), ANN_OVERFETCH)
+            rows, _ = self.ann.search(vector, ask)
             rows = rows[(rows >= 0) & (rows < len(self.chunks))]
             cosines = self.dense_at(query, rows)
             keep = np.isfinite(cosines)

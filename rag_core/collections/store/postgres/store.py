@@ -97,6 +97,26 @@ class PostgresRagIndex(RagIndex):
         return self._store.dense_search(self._collection, vector, k, lexical=self._lexical, ef_search=ef_search)
 
 
+class PgAnn:
+    """The dense top-k of a collection through its pgvector HNSW index, in the shape of
+    :class:`rag_core.index.ann.AnnIndex` (``search(vector, k) -> (rows, cosines)``): hybrid
+    search's dense stage asks it for candidates and orders them by exact cosines
+    (:meth:`RagIndex.dense_top`), so no product over every vector is computed in process."""
+
+    exact_scores = True  # its inner products are of the stored float32 vectors: no overfetch needed
+
+    def __init__(self, store: PostgresStore, row: CollectionRow, lexical, size: int):
+        self._store, self._row, self._lexical, self._size = store, row, lexical, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        found = self._store.nearest_in_version(self._row, query, k, self._lexical)
+        rows = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+        return rows, np.fromiter((score for _, score in found), dtype=np.float32, count=len(found))
+
+
 class PostgresStore(CollectionStore):
     """Collections in a PostgreSQL database with pgvector (see the package docstring)."""
 
@@ -228,6 +248,7 @@ class PostgresStore(CollectionStore):
             vectors = cached(vector_cache, vkey)
             if vectors is None:
                 vectors = load_vectors(conn, row, row.live, self.engine.vector_oid)
+            graph = row.dim is not None and _valid_ann_index(conn, ann_index_name(row.id, row.dim))
         if lexical is None:
             if not rows:
                 return None
@@ -245,6 +266,8 @@ class PostgresStore(CollectionStore):
             bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
             _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,
             encoder=collection_settings(row)["encoder"] if embeddings is not None else None,
+            # the collection's HNSW index answers the dense stage of hybrid search (issue 21)
+            ann=PgAnn(self, row, lexical, len(proto.chunks)) if graph and embeddings is not None else None,
         )
 
     def read_pdf(self, name: str, sha256: str) -> bytes | None:
@@ -464,17 +487,14 @@ class PostgresStore(CollectionStore):
             if row.dim is None:
                 return False
             index = ann_index_name(row.id, row.dim)
-            valid = conn.execute(
-                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
-                (index,)).fetchone()
-            if valid is not None and valid[0]:
+            valid = _ann_index_state(conn, index)
+            if valid:
                 return True
             count = conn.execute("SELECT count(embedding) FROM rag_core.chunks WHERE collection_id = %s",
                                  (row.id,)).fetchone()[0]
             if count < threshold:
                 return False
-            if valid is not None:  # an interrupted build left an invalid index
+            if valid is False:  # an interrupted build left an invalid index
                 conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS rag_core.{}").format(sql.Identifier(index)))
             conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (PG_INDEX_MEMORY,))
             conn.execute(sql.SQL(
@@ -492,39 +512,27 @@ class PostgresStore(CollectionStore):
         the chunk index being the position in :meth:`load_index`'s chunks (``explain=True``: the
         query plan's lines instead)."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
-        k = max(int(k), 1)
         with self.engine.connection() as conn, conn.transaction():
             row = collection_row(conn, name)
             if row.live is None or row.dim is None:
                 return []
-            if vector.size != row.dim:
-                raise ValueError(f"a query vector of dimension {vector.size} for a collection of {row.dim}")
-            fetch = 2 * k + 20  # rows of documents the live version no longer holds are dropped after
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                         (str(int(ef_search or max(PG_ANN_EF_SEARCH, fetch))),))
-            if exact:
-                conn.execute("SET LOCAL enable_indexscan = off")
-            else:  # steer the planner to the HNSW index when there is one (it is the only ordered path left)
-                conn.execute("SET LOCAL enable_seqscan = off")
-                conn.execute("SET LOCAL enable_bitmapscan = off")
-            # The nearest rows of the collection come first, from its partial HNSW index (the
-            # collection id and the dimension are integers from our own table, written as
-            # literals so the planner can match that index); then only the live version's.
-            query = sql.SQL(
-                "SELECT n.document_id, n.seq, -n.distance FROM ("
-                " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
-                " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
-                " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
-                "JOIN rag_core.documents d ON d.id = n.document_id "
-                "WHERE " + VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
-            ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live)))
-            params = {"q": VectorParam(vector), "k": k, "fetch": fetch}
-            if explain:
-                return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
-            found = conn.execute(query, params).fetchall()
+            found = _nearest(conn, row.id, row.dim, row.live, vector, k, ef_search=ef_search, exact=exact,
+                             explain=explain)
+        if explain:
+            return found
         if lexical is None:  # positions in the live version's index (a caller's older index: in that one)
             self.load_index(name)
             lexical = cached(lexical_cache, self._cache_key(row))
+        positions = lexical.positions
+        return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
+
+    def nearest_in_version(self, row: CollectionRow, vector: np.ndarray, k: int,
+                           lexical: LexicalIndex) -> list[tuple[int, float]]:
+        """:meth:`dense_search` for the version a loaded index was read from (``row``: the
+        collection's row then): its documents' rows only, with no look-up of the collection."""
+        vector = np.asarray(vector, dtype=np.float32).ravel()
+        with self.engine.connection() as conn, conn.transaction():
+            found = _nearest(conn, row.id, row.dim, row.live, vector, k)
         positions = lexical.positions
         return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
 
@@ -557,3 +565,46 @@ class PostgresStore(CollectionStore):
             with self.writing(name):
                 return check_collection(self, name, repair=True)
         return check_collection(self, name, repair=False)
+
+
+def _ann_index_state(conn: psycopg.Connection, index: str) -> bool | None:
+    """Whether the HNSW index ``index`` is valid (None: there is none)."""
+    found = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
+        (index,)).fetchone()
+    return None if found is None else bool(found[0])
+
+
+def _valid_ann_index(conn: psycopg.Connection, index: str) -> bool:
+    return _ann_index_state(conn, index) is True
+
+
+def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: int, vector: np.ndarray, k: int, *,
+             ef_search: int | None = None, exact: bool = False, explain: bool = False) -> list:
+    """``[(document row, seq, inner product)]`` of the ``k`` rows of ``version`` nearest to
+    ``vector``, in the caller's transaction (two round trips: the settings, the query)."""
+    if vector.size != dim:
+        raise ValueError(f"a query vector of dimension {vector.size} for a collection of {dim}")
+    k = max(int(k), 1)
+    fetch = 2 * k + 20  # rows of documents the version does not hold are dropped after
+    # exact: no index scan; else steer the planner to the HNSW index when there is one (it is
+    # the only ordered path left)
+    off = ("enable_indexscan",) if exact else ("enable_seqscan", "enable_bitmapscan")
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)" + "".join(
+        f", set_config('{name}', 'off', true)" for name in off), (str(int(ef_search or max(PG_ANN_EF_SEARCH, fetch))),))
+    # The nearest rows of the collection come first, from its partial HNSW index (the
+    # collection id and the dimension are integers from our own table, written as
+    # literals so the planner can match that index); then only the version's.
+    query = sql.SQL(
+        "SELECT n.document_id, n.seq, -n.distance FROM ("
+        " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
+        " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
+        " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
+        "JOIN rag_core.documents d ON d.id = n.document_id "
+        "WHERE " + VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
+    ).format(dim=sql.Literal(int(dim)), cid=sql.Literal(int(collection_id)), live=sql.Literal(int(version)))
+    params = {"q": VectorParam(vector), "k": k, "fetch": fetch}
+    if explain:
+        return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
+    return conn.execute(query, params).fetchall()

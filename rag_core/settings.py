@@ -247,8 +247,8 @@ ENVIRONMENT_VARIABLES = {
     "index (default 50000)",
     PG_INDEX_MEMORY_ENV: "PostgreSQL store: maintenance_work_mem for building an HNSW index (default 512MB)",
     PG_POOL_MAX_ENV: "PostgreSQL store: connections per process (default 8)",
-    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images "
-    "(default: ~/.cache/rag_core/pg-files)",
+    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images, and in its "
+    "lexical folder disk copies of stored TF-IDF/BM25 files (default: ~/.cache/rag_core/pg-files)",
 }
 
 
@@ -303,6 +303,10 @@ PG_CONNECT_TIMEOUT_S = 15
 # Collection versions whose TF-IDF/BM25 (and vectors) a process keeps in memory (not measured:
 # the app searches one or two collections at a time).
 PG_INDEX_CACHE_ENTRIES = 4
+# Stored TF-IDF/BM25 files a machine keeps on disk, by content (issue 21: fetching them from the
+# database was ~1/3 of a cold load at 100k chunks, 160 MB; a copy is read memory-mapped, as the
+# folder store reads its own). Versions kept: as many as a process keeps in memory.
+PG_LEXICAL_DISK_ENTRIES = PG_INDEX_CACHE_ENTRIES
 # A commit that writes at least this many chunk rows refreshes the planner's statistics at once
 # (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
 PG_ANALYZE_MIN_ROWS = 2_000
@@ -334,6 +338,12 @@ def pg_file_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME)) / "pg-files"
+
+
+def pg_lexical_cache_dir() -> Path:
+    """Where the PostgreSQL store keeps disk copies of stored TF-IDF/BM25 files (by content):
+    ``lexical`` inside :func:`pg_file_cache_dir`."""
+    return pg_file_cache_dir() / "lexical"
 
 
 def eval_cache_dir() -> Path:

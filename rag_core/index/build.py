@@ -11,6 +11,7 @@ import numpy as np
 from rag_core.index.lexical import BM25Index, TfidfScorer, fit_tfidf
 from rag_core.index.mapped import read_rows
 from rag_core.index.postings import Postings
+from rag_core.index.products import matvec
 from rag_core.index.tfidf import TfidfTerms
 from rag_core.models.embedding import DEFAULT_LONG_TEXT, encode_passages, encode_query
 from rag_core.models.loading import load_bi_encoder
@@ -137,7 +138,7 @@ class RagIndex:
         """The cosine of every chunk to the query (an exact product over all vectors)."""
         if self.embeddings is None:
             raise ValueError("this index was built without embeddings (compute_embeddings=False)")
-        return self.embeddings @ self.query_vector(query, embedding_model)
+        return matvec(self.embeddings, self.query_vector(query, embedding_model))
 
     def dense_top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosines)`` of the ``k`` chunks nearest the query, best first, among those with
@@ -170,7 +171,7 @@ class RagIndex:
         if self.embeddings is None or not len(rows):
             return np.full(len(rows), np.nan, dtype=np.float32)
         vectors = read_rows(self.embeddings, rows)  # a few rows: read, not mapped (rag_core.index.mapped)
-        values = (np.asarray(vectors, dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
+        values = matvec(np.asarray(vectors, dtype=np.float32), self.query_vector(query)).astype(np.float32)
         if self.dense_mask is not None:
             values[~self.dense_mask[rows]] = np.nan
         return values

@@ -120,13 +120,22 @@ def lexical_state_from_bytes(files: dict[str, bytes], *, n_chunks: int) -> Lexic
     """The state from :func:`lexical_state_bytes`' files (or the older ones with
     ``tfidf_matrix.npz``), held in memory."""
     with tempfile.TemporaryDirectory(prefix="rag-core-lexical-") as tmp:
-        folder = Path(tmp)
-        (folder / BM25_DIR).mkdir()
-        for name, data in files.items():
-            inner = name[len(BM25_DIR) + 1:] if name.startswith(f"{BM25_DIR}/") else None
-            if name not in _TOP_LEVEL and not (inner and "/" not in inner and not inner.startswith(".")):
-                raise ValueError(f"unexpected lexical file name {name!r}")
-            (folder / name).write_bytes(data)
-        row_major = ROW_MAJOR_MATRIX in files and CSC_FILES[-1] not in files
-        return read_lexical_state(folder, n_chunks=n_chunks, mmap=False, row_major=row_major,
-                                  bm25=any(name.startswith(f"{BM25_DIR}/") for name in files))
+        write_lexical_files(files, Path(tmp))
+        return read_lexical_files(Path(tmp), files, n_chunks=n_chunks, mmap=False)
+
+
+def write_lexical_files(files: dict[str, bytes], folder: Path) -> None:
+    """:func:`lexical_state_bytes`' files written into the empty ``folder`` (names checked)."""
+    (folder / BM25_DIR).mkdir()
+    for name, data in files.items():
+        inner = name[len(BM25_DIR) + 1:] if name.startswith(f"{BM25_DIR}/") else None
+        if name not in _TOP_LEVEL and not (inner and "/" not in inner and not inner.startswith(".")):
+            raise ValueError(f"unexpected lexical file name {name!r}")
+        (folder / name).write_bytes(data)
+
+
+def read_lexical_files(folder: Path, names, *, n_chunks: int, mmap: bool = True) -> LexicalState:
+    """The state from a folder :func:`write_lexical_files` wrote the files ``names`` into."""
+    row_major = ROW_MAJOR_MATRIX in names and CSC_FILES[-1] not in names
+    return read_lexical_state(folder, n_chunks=n_chunks, mmap=mmap, row_major=row_major,
+                              bm25=any(name.startswith(f"{BM25_DIR}/") for name in names))

@@ -40,6 +40,7 @@ from rag_core.collections.store.postgres.check import check_collection
 from rag_core.collections.store.postgres.codecs import VectorParam, dumps_for_pg, loads_from_pg
 from rag_core.collections.store.postgres.commit import commit_documents, prune
 from rag_core.collections.store.postgres.connection import engine, is_postgres_url
+from rag_core.collections.store.postgres.disk_copy import read_copy, stored_digests
 from rag_core.collections.store.postgres.rows import (
     CollectionRow,
     chunk_rows,
@@ -240,10 +241,14 @@ class PostgresStore(CollectionStore):
                 return None
             key = self._cache_key(row)
             lexical = cached(lexical_cache, key)
-            rows = files = None
+            rows = files = state = digests = None
             if lexical is None:
                 rows = chunk_rows(conn, row, row.live)
-                files = stored_lexical_files(conn, row)
+                # the stored TF-IDF/BM25 from this machine's disk copy when it has one (by checksum)
+                digests = stored_digests(conn, row.id, row.lexical_of)
+                state = read_copy(digests, n_chunks=len(rows))
+                if state is None:
+                    files = stored_lexical_files(conn, row)
             vkey = (*key, row.generation)
             vectors = cached(vector_cache, vkey)
             if vectors is None:
@@ -255,7 +260,8 @@ class PostgresStore(CollectionStore):
             with build_lock(key):
                 lexical = cached(lexical_cache, key)
                 if lexical is None:
-                    lexical = build_lexical(row.name, collection_settings(row), rows, files)
+                    lexical = build_lexical(row.name, collection_settings(row), rows, files, state=state,
+                                            digests=digests)
                     remember(lexical_cache, key, lexical)
         remember(vector_cache, vkey, vectors)
         embeddings, mask = vectors

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -242,15 +243,25 @@ class PostgresStore(CollectionStore):
             key = self._cache_key(row)
             lexical = cached(lexical_cache, key)
             rows = files = state = digests = None
-            if lexical is None:
-                rows = chunk_rows(conn, row, row.live)
-                # the stored TF-IDF/BM25 from this machine's disk copy when it has one (by checksum)
-                digests = stored_digests(conn, row.id, row.lexical_of)
-                state = read_copy(digests, n_chunks=len(rows))
-                if state is None:
-                    files = stored_lexical_files(conn, row)
             vkey = (*key, row.generation)
             vectors = cached(vector_cache, vkey)
+            beside = None
+            if vectors is None and lexical is None and row.dim is not None:
+                # the vectors read on a second connection in this same snapshot, while this one
+                # reads the chunks (issue 21: a cold load at 100k chunks read them one after the other)
+                beside = _Beside(self._vectors_in_snapshot, conn.execute("SELECT pg_export_snapshot()").fetchone()[0],
+                                 row)
+            try:
+                if lexical is None:
+                    rows = chunk_rows(conn, row, row.live)
+                    # the stored TF-IDF/BM25 from this machine's disk copy when it has one (by checksum)
+                    digests = stored_digests(conn, row.id, row.lexical_of)
+                    state = read_copy(digests, n_chunks=len(rows))
+                    if state is None:
+                        files = stored_lexical_files(conn, row)
+            finally:
+                if beside is not None:
+                    vectors = beside.result()  # before this snapshot's transaction ends
             if vectors is None:
                 vectors = load_vectors(conn, row, row.live, self.engine.vector_oid)
             graph = row.dim is not None and _valid_ann_index(conn, ann_index_name(row.id, row.dim))
@@ -275,6 +286,13 @@ class PostgresStore(CollectionStore):
             # the collection's HNSW index answers the dense stage of hybrid search (issue 21)
             ann=PgAnn(self, row, lexical, len(proto.chunks)) if graph and embeddings is not None else None,
         )
+
+    def _vectors_in_snapshot(self, snapshot: str, row: CollectionRow) -> tuple[np.ndarray | None, np.ndarray]:
+        """:func:`load_vectors` in the snapshot another transaction exported."""
+        with self.engine.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+            return load_vectors(conn, row, row.live, self.engine.vector_oid)
 
     def read_pdf(self, name: str, sha256: str) -> bytes | None:
         if not SHA_RE.fullmatch(sha256 or ""):
@@ -614,3 +632,24 @@ def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: in
     if explain:
         return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
     return conn.execute(query, params).fetchall()
+
+
+class _Beside:
+    """``fn(*args)`` in a thread of its own; :meth:`result` waits for it (and raises what it raised)."""
+
+    def __init__(self, fn, *args):
+        self._value = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn, *args), name="rag-core-pg-vectors", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, *args) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value

@@ -555,7 +555,8 @@ class PostgresStore(CollectionStore):
         """:meth:`dense_search` for the version a loaded index was read from (``row``: the
         collection's row then): its documents' rows only, with no look-up of the collection."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
-        with self.engine.connection() as conn, conn.transaction():
+        # pipelined: the transaction's start, its settings and the query go in one round trip
+        with self.engine.connection() as conn, conn.pipeline(), conn.transaction():
             found = _nearest(conn, row.id, row.dim, row.live, vector, k)
         positions = lexical.positions
         return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]

@@ -26,6 +26,7 @@ IMPORT_KEY = "lab_import_report"
 FLASH_KEY = "lab_flash"
 COMPARE_QUERY_KEY = "cmp_query"
 AUTORUN_KEY = "cmp_autorun"  # Compare searches this question as soon as it opens
+TAB_KEY = "lab_tab"
 SCHEMES = {"loo": "leave one query out", "split": "held-out half (random split)"}
 
 
@@ -356,7 +357,9 @@ def body() -> None:
         return
     spec = lab_ui.knob_panel(lib, name, prefix="lab", cross_encoder_model=preferences().cross_encoder_model)
     judgments = load_judgments(lib, name)
-    tabs = st.tabs(["Query set", "Snapshots", "Optimiser", "Import / export"])
+    # only the open tab is drawn (a switch re-runs the page): the query set's tables and the
+    # snapshots' were drawn behind the other tabs on every run (issue 21)
+    tabs = st.tabs(["Query set", "Snapshots", "Optimiser", "Import / export"], key=TAB_KEY, on_change="rerun")
     if not len(judgments):
         for tab in tabs[:3]:
             with tab:
@@ -366,15 +369,18 @@ def body() -> None:
         with tabs[3]:
             transfer_tab(lib, name)
         return
-    run = query_set_run(lib, name, spec)
-    with tabs[0]:
-        query_set_tab(lib, name, run)
-    with tabs[1]:
-        snapshots_tab(lib, name, run)
-    with tabs[2]:
-        optimiser_tab(lib, name)
-    with tabs[3]:
-        transfer_tab(lib, name)
+    if tabs[0].open is not False:
+        with tabs[0]:
+            query_set_tab(lib, name, query_set_run(lib, name, spec))
+    if tabs[1].open:
+        with tabs[1]:
+            snapshots_tab(lib, name, query_set_run(lib, name, spec))
+    if tabs[2].open:
+        with tabs[2]:
+            optimiser_tab(lib, name)
+    if tabs[3].open:
+        with tabs[3]:
+            transfer_tab(lib, name)
 
 
 run_page("lab", body)

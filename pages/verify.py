@@ -243,7 +243,10 @@ def show_closest(lib, name: str, check: dict, titles: dict, *, key: str) -> None
 # ---------------------------------------------------------------- one statement
 
 
+@st.fragment
 def one_statement(lib, name: str, docs: list[dict]) -> None:
+    """One statement's form and check: a fragment, so checking a statement, picking its evidence
+    or zooming its page re-runs this part of the page only (issue 21)."""
     with st.form("verify_form", border=False):
         quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,
                              placeholder="e.g. BERT is designed to pre-train deep bidirectional representations")

@@ -69,6 +69,9 @@ ANN_MIN_CHUNKS = 90_000
 # releases the GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here) and
 # by the dense stage (usearch releases it: 10 graphs of 100k took 28 ms where one thread took 50 ms).
 SEGMENT_THREADS = max(1, min(2, os.cpu_count() or 1))
+# A comparison runs its exact search in another thread beside the TF-IDF and hybrid lists (issue
+# 21): its own small pool, as exact search itself may wait on the segment threads above.
+COMPARE_THREADS = 2
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 # Search breadth and candidates per segment, re-ordered by exact cosines. Measured on the 1M
@@ -275,8 +278,8 @@ ENVIRONMENT_VARIABLES = {
     "index (default 50000)",
     PG_INDEX_MEMORY_ENV: "PostgreSQL store: maintenance_work_mem for building an HNSW index (default 512MB)",
     PG_POOL_MAX_ENV: "PostgreSQL store: connections per process (default 8)",
-    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images "
-    "(default: ~/.cache/rag_core/pg-files)",
+    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images, and in its "
+    "lexical folder disk copies of stored TF-IDF/BM25 files (default: ~/.cache/rag_core/pg-files)",
 }
 
 
@@ -364,8 +367,11 @@ FOLDER_READ_ATTEMPTS = 3
 # search in the process does not use the index anyway (docs/benchmarks.md section 9).
 PG_ANN_MIN_CHUNKS = int(_env_number(PG_ANN_MIN_CHUNKS_ENV, 50_000))
 # HNSW candidate list per query: recall@10 against exact search on 100k realistic MiniLM vectors
-# 0.943 / 0.972 / 0.985 at 40 / 100 / 200, p50 2.9 / 3.6 / 5.3 ms (benchmarks/bench_postgres.py --recall).
-PG_ANN_EF_SEARCH = 200
+# 0.943 / 0.972 / 0.985 at 40 / 100 / 200, p50 2.9 / 3.6 / 5.3 ms (benchmarks/bench_postgres.py --recall);
+# on 100k vectors around the shared PDFs' real ones, queried with the 50 judged questions
+# (benchmarks/bench_pg_hybrid.py, issue 21: hybrid's dense stage goes through it), 0.968 / 0.994
+# at 200 / 400, 2.7 / 4.5 ms on a busy machine: 400 for recall >= 0.98.
+PG_ANN_EF_SEARCH = 400
 # Memory PostgreSQL may use to build an HNSW index (maintenance_work_mem for that statement):
 # the graph of 100k x 384 floats (~200 MB) is built much faster when it fits in memory.
 PG_INDEX_MEMORY = os.environ.get(PG_INDEX_MEMORY_ENV) or "512MB"
@@ -377,6 +383,10 @@ PG_CONNECT_TIMEOUT_S = 15
 # Collection versions whose TF-IDF/BM25 (and vectors) a process keeps in memory (not measured:
 # the app searches one or two collections at a time).
 PG_INDEX_CACHE_ENTRIES = 4
+# Stored TF-IDF/BM25 files a machine keeps on disk, by content (issue 21: fetching them from the
+# database was ~1/3 of a cold load at 100k chunks, 160 MB; a copy is read memory-mapped, as the
+# folder store reads its own). Versions kept: as many as a process keeps in memory.
+PG_LEXICAL_DISK_ENTRIES = PG_INDEX_CACHE_ENTRIES
 # A commit that writes at least this many chunk rows refreshes the planner's statistics at once
 # (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
 PG_ANALYZE_MIN_ROWS = 2_000
@@ -408,6 +418,12 @@ def pg_file_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME)) / "pg-files"
+
+
+def pg_lexical_cache_dir() -> Path:
+    """Where the PostgreSQL store keeps disk copies of stored TF-IDF/BM25 files (by content):
+    ``lexical`` inside :func:`pg_file_cache_dir`."""
+    return pg_file_cache_dir() / "lexical"
 
 
 def eval_cache_dir() -> Path:

@@ -24,11 +24,11 @@ from pages.common.state import (
     searchable_index,
     title_of,
 )
+from rag_core.check_worker import CheckWorkerError, check_in_worker
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
     add_bib_references,
-    check_statements,
     manuscript_from_text,
     read_manuscript,
     rows_to_csv,
@@ -278,7 +278,7 @@ def read_draft(text: str, upload, bib=None) -> None:
     """Read the uploaded draft (or else the pasted text), with its bibliography file when one is
     given, and keep its statements for the list."""
     records = (bib.name, bib.getvalue()) if bib is not None else None
-    try:
+    try:  # linear in the draft's length, a PDF read by the budgeted worker (rag_core.citations.drafts)
         if upload is not None:
             manuscript = read_manuscript(upload.getvalue(), name=upload.name, bib=records)
         elif (text or "").strip():
@@ -288,13 +288,14 @@ def read_draft(text: str, upload, bib=None) -> None:
         else:
             st.warning("Paste a manuscript or upload a draft first.")
             return
+        statements = manuscript.statements()
     except ManuscriptError as exc:
         note("error", str(exc))
         return
     previous = st.session_state.get(MANUSCRIPT_KEY) or {}
     st.session_state[MANUSCRIPT_KEY] = {
-        "name": manuscript.name, "statements": manuscript.statements(), "references": manuscript.references,
-        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None,
+        "name": manuscript.name, "statements": statements, "references": manuscript.references,
+        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None, "notes": manuscript.notes,
     }
     st.session_state.pop(REPORT_KEY, None)
 
@@ -307,6 +308,8 @@ def edit_statements(manuscript: dict) -> list:
               f"{quotes} quoted passage{'s' if quotes != 1 else ''} and {len(statements) - quotes} sentence"
               f"{'s' if len(statements) - quotes != 1 else ''} with a citation marker; "
               f"{len(manuscript['references'])} entries in its reference list.", heading=True)
+    for text in manuscript.get("notes") or []:
+        text_line(text, muted=True)
     if manuscript.get("from_file") and (st.session_state.get("ms_text") or "").strip():
         text_line("The uploaded file was read, not the pasted text (remove the file to check the text).", muted=True)
     text_line("Fix, delete or add statements (a row's cited markers, such as [3] or (Devlin et al., 2019), say "
@@ -323,25 +326,29 @@ def edit_statements(manuscript: dict) -> list:
 
 
 def run_batch(lib, name: str, docs: list[dict], manuscript: dict, statements: list) -> None:
-    index = searchable_index(name)
-    if index is None:
+    """Check the statements in a child process (rag_core.check_worker): a long check holds no lock
+    that other people's searches need, and it stops at its time and memory budget."""
+    if searchable_index(name) is None:
         return
     total = len(statements)
     bar = st.progress(0.0, text=f"Checking statement 1 of {total}…")
 
-    def progress(done: int, total: int, _statement: str) -> None:
+    def progress(done: int, total: int) -> None:
         if done < total:  # (the text is ours: a progress bar's text reads markdown)
             bar.progress(done / total, text=f"Checking statement {done + 1} of {total}…")
 
     started = time.monotonic()
-    rows = check_statements(statements, index, documents=docs, progress=progress,
-                            cross_encoder_model=preferences().cross_encoder_model)
+    try:
+        rows, checks, version = check_in_worker(lib.root, name, statements, progress=progress,
+                                                cross_encoder_model=preferences().cross_encoder_model)
+    except CheckWorkerError as exc:
+        bar.empty()
+        note("error", str(exc))
+        return
     bar.empty()
     previous = st.session_state.get(REPORT_KEY) or {}
     st.session_state[REPORT_KEY] = {
-        "collection": name, "version": lib.version(name), "manuscript": manuscript["name"],
-        "rows": [row.to_dict() for row in rows],
-        "checks": [row.check.to_dict() if row.check is not None else None for row in rows],
+        "collection": name, "version": version, "manuscript": manuscript["name"], "rows": rows, "checks": checks,
         "seconds": time.monotonic() - started, "run": previous.get("run", 0) + 1,
     }
     st.session_state.pop(PICK_KEY, None)

@@ -24,6 +24,7 @@ CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", 
 def check_manuscript(args, open_library) -> int:
     """Check a manuscript's quotes and cited claims against a collection: exit 0 whatever the
     verdicts, or EXIT_FLAGGED (3) when ``--fail-on`` names an outcome some statement has."""
+    _refuse_special_file(args.file)  # before the seconds of imports below: a FIFO is refused at once
     from rag_core.citations.drafts import read_stream
     from rag_core.citations.manuscript import (
         ManuscriptError,
@@ -113,6 +114,25 @@ def check_manuscript(args, open_library) -> int:
               f"{', '.join(f'#{n}' for n in flagged)}.")
     return code
 
+
+
+def _refuse_special_file(name: str) -> None:
+    """A FIFO, a device or a folder given as the manuscript: the usage error read_manuscript would
+    give, said before the citation modules are imported (they take a second or more to load)."""
+    import os
+    from pathlib import Path
+
+    from rag_core.errors import InputFileError
+    from rag_core.output.render import terminal_safe
+    from rag_core.safe_files import regular_file_size
+
+    if name == "-" or not os.path.lexists(name):
+        return  # standard input, or a missing file: read_manuscript says so
+    try:
+        regular_file_size(name, label=Path(name).name)
+    except InputFileError as exc:
+        raise UsageError(terminal_safe(f"{exc} Give a manuscript file (.txt, .md, .tex, .pdf or .docx).",
+                                       one_line=True)) from None
 
 
 def _fail_on(text: str | None) -> list[str]:

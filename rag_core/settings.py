@@ -348,6 +348,17 @@ def ocr_threads() -> int:
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
 
+# The app's manuscript check runs in a child process (rag_core.check_worker) under these budgets.
+# Its start (imports, the collection's index, the models) took 3-5 s here on the two small shared
+# PDFs; a cold index of 100k chunks on PostgreSQL 6 s (docs/benchmarks.md section 9), so 120 s is a
+# wide margin. A statement took 0.05-0.4 s, at most 1.8 s (the first, loading the bi-encoder), on a
+# 30 KB manuscript of 196 statements (docs/benchmarks.md section 15): 10 s a statement on top.
+CHECK_SECONDS_BASE = 120.0
+CHECK_SECONDS_PER_STATEMENT = 10.0
+# Its data (heap and private mappings: RLIMIT_DATA, which leaves the models' reserved address space
+# alone): 600 MB for that check with the bi-encoder loaded; four times that before it is stopped.
+CHECK_MEMORY_MB = 4096
+
 # ------------------------------------------------------------------ collection stores
 # Old collection versions stay this long after they stop being live, so a reader that opened
 # one just before a commit finishes with it (a load takes well under a second at 100k chunks).

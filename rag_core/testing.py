@@ -265,7 +265,7 @@ def write_docx_bomb(path: str | Path, *, inflated_bytes: int = 3 << 30, member: 
     path.write_bytes(docx_bytes(["A short manuscript [1]."]))
     block = bytes(16 << 20)
     with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive, \
-            archive.open(member, "w", force_zip64=inflated_bytes >= 1 << 32) as handle:
+            archive.open(member, "w", force_zip64=inflated_bytes >= zipfile.ZIP64_LIMIT) as handle:
         left = inflated_bytes
         while left > 0:
             handle.write(block[:min(left, len(block))])

@@ -93,7 +93,7 @@ FLOORS = {
     "collections": 6.9,
     "evaluation": 7,
     "lab": 8,
-    "cli": 9, "cli_check": 9, "cli_meta": 9, "compat": 9, "testing": 9, "__main__": 9, "__init__": 9,
+    "cli": 9, "cli_check": 9, "cli_meta": 9, "check_worker": 9, "compat": 9, "testing": 9, "__main__": 9, "__init__": 9,
 }
 
 

@@ -263,6 +263,26 @@ def test_check_on_a_fifo_or_a_device_link_is_a_usage_error(tmp_path, capsys):
         assert len(err) == 1 and "is not a regular file" in err[0]
 
 
+def test_a_fifo_is_refused_before_the_citation_modules_load(tmp_path):
+    """The refusal comes before the second or more of imports a check needs (check on a FIFO
+    returns within 1 s): in a new process, nothing of rag_core.citations is imported."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.support import REPO
+
+    fifo = tmp_path / "draft.md"
+    os.mkfifo(fifo)
+    code = ("import sys; from rag_core.cli import main; code = main(sys.argv[1:]); "
+            "print(code, sorted(m for m in sys.modules if m.startswith('rag_core.citations')))")
+    done = subprocess.run([sys.executable, "-c", code, "--data-dir", str(tmp_path / "data"), "check", "papers",
+                           str(fifo)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.split() == ["2", "[]"], (done.stdout, done.stderr)
+    assert "draft.md: is not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
 class _Stdin:
     def __init__(self, data: bytes):
         self.buffer = io.BytesIO(data)

@@ -69,7 +69,10 @@ NUMERIC = linear(rf"\[({DIGIT}+(?:{SPACE}*[-\x{{2013}},]{SPACE}*{DIGIT}+)*)\]")
 _NAME = rf"[A-Z][{WORD}'\x{{2019}}\-]+"
 _NAMES = rf"{_NAME}(?:{SPACE}+(?:and|&){SPACE}+{_NAME})?(?:{SPACE}+et{SPACE}+al\.?)?"
 _YEAR = rf"(?:19|20){DIGIT}{{2}}"
-_PAREN = linear(rf"\(([^()]*?\b{_YEAR}[a-z]?\b[^()]*)\)")
+# A year's end is a word's end (Python's \b): RE2's \b is ASCII and misses it after a non-ASCII
+# digit ("19\u0663\u0663 "), so the character after the year is spelled out: none but ")", or one
+# that is not a word's.
+_PAREN = linear(rf"\(([^()]*?\b{_YEAR}[a-z]?(?:[^{WORD}()][^()]*)?)\)")
 _AUTHOR_YEAR = linear(rf"(?P<names>{_NAMES}),?{SPACE}+(?P<year>{_YEAR})[a-z]?")
 _NARRATIVE = linear(rf"(?P<names>\b{_NAMES}){SPACE}*\((?P<year>{_YEAR})[a-z]?\)")
 # Groups by number: the RE2 module looks a name up at some cost on every call.

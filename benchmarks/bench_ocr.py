@@ -150,7 +150,7 @@ def ingest_seconds(paths: list[Path]) -> dict:
 def hostile(pdfs: Path) -> list[dict]:
     import pypdf
 
-    from rag_core.collections.ingest.extraction import ExtractionPool
+    from rag_core.pdf.pool import ExtractionPool
     from rag_core.testing import scanned_pdf
 
     writer = pypdf.PdfWriter(clone_from=io.BytesIO(scanned_pdf([["A huge page"]], size_in=(4, 4), dpi=100)))

@@ -1,4 +1,5 @@
-"""Collections: create, fill with PDFs (with progress), list, remove documents (with undo), rename, delete."""
+"""Collections: create, fill with PDFs (with progress), list, remove documents (with undo), correct and
+import the documents' bibliographic records, rename, delete."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common.layout import PAGES, link, note, run_page, show_error, text_line
+from pages.common.records_ui import records_section
 from pages.common.state import (
     ACTIVE_KEY,
     flash,
@@ -342,6 +344,7 @@ def body() -> None:
     d.metric("Passage size", f"{info.chunk_size:,} / {info.overlap:,}", help="characters / overlap")
     upload_section(lib, name)
     documents_section(lib, name)
+    records_section(lib, name)
     if info.documents:
         link(PAGES["compare"], "Compare searches in this collection", ":material/compare_arrows:")
         link(PAGES["verify"], "Verify a quote against this collection", ":material/fact_check:")

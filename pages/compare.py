@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import json
 import time
 
 import pandas as pd
@@ -22,6 +24,7 @@ from pages.common.state import (
     library,
     load_index,
     passage_page,
+    passages,
     pick_collection,
     preferences,
     searchable_index,
@@ -46,6 +49,9 @@ from rag_core.retrieval.comparison import compare, first_stage_text, mark_moveme
 from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
 from rag_core.retrieval.search_spec import SearchSpec
 
+MEMO_KEY = "cmp_memo"  # searches of this tab by question and settings: asked again, shown at once
+MEMO_SIZE = 8
+LAB_TAB_KEY = "cmp_lab_tab"
 PICK_KEY = "cmp_passage"
 OPEN_KEY = "cmp_open_passage"  # set when a row is clicked or picked: the passage dialog opens once
 LIST_TITLES = {"tfidf": "TF-IDF", "hybrid": "Hybrid", "exact": "Exact"}
@@ -225,38 +231,62 @@ def controls(lib) -> str | None:
 
 
 def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = None) -> None:
-    """Search three ways with ``spec`` (and every method for the metrics); keep it in the session."""
+    """Search three ways with ``spec``; keep it in the session. The other methods' lists behind the
+    per-question metrics are run below the lists (:func:`lab_lists`), after these are drawn. A
+    question asked again with the same settings on the same collection state is not searched again."""
     name = request["collection"]
     index = searchable_index(name)
     if index is None:
         return
     method = method_for_spec(spec)
-    sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
-    with st.spinner("Searching three ways…"):
-        result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
-                         exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
-        lists = run_methods(result.query, index, spec, top=10, sources=sources)
-        pool_rows = run_method(method, result.query, index, spec, top=request["top"], whole_pool=True,
-                               sources=sources)
-    comparison = result.to_dict()
+    memo_key = json.dumps([request, spec.to_dict(), library().index_token(name)], sort_keys=True, default=str)
+    memo = st.session_state.setdefault(MEMO_KEY, {})
+    found = memo.pop(memo_key, None)
+    if found is None:
+        sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
+        with st.spinner("Searching three ways…"):
+            result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
+                             exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
+        found = {"comparison": result.to_dict(), "lists": None, "pool_rows": None}
+    memo[memo_key] = found  # the newest last
+    while len(memo) > MEMO_SIZE:
+        memo.pop(next(iter(memo)))
+    comparison = copy.deepcopy(found["comparison"])
     dropped = []
     if previous is not None and previous.get("request") == request:
         dropped = mark_movement(comparison["hybrid"], previous["comparison"]["hybrid"])
     else:
         previous = None
-    settings = {"collection": name, "collection_version": lib.version(name), "query": result.query,
+    settings = {"collection": name, "collection_version": lib.version(name), "query": comparison["query"],
                 "exact_phrase": request["phrase"], "top_k": request["top"], "pool_per_list": spec.pool,
-                "reranker": result.reranker_detail, "exact_mode": request["mode"],
+                "reranker": comparison["reranker_detail"], "exact_mode": request["mode"],
                 "documents": request["source"], "searched_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "hybrid_settings": spec.describe(), "hybrid_method": method_label(method)}
     st.session_state[RESULT_KEY] = {
         "settings": settings, "comparison": comparison, "request": request, "config": spec.to_dict(),
-        "method": method, "lists": _slim_lists(lists), "pool_rows": _slim(pool_rows), "dropped": _slim(dropped),
+        "method": method, "memo": memo_key, "lists": found["lists"], "pool_rows": found["pool_rows"],
+        "dropped": _slim(dropped),
         "previous": None if previous is None else {"config": previous["config"], "lists": previous["lists"],
                                                    "method": previous["method"]},
         "run": st.session_state.get(RESULT_KEY, {}).get("run", 0) + 1,
     }
     st.session_state.pop(PICK_KEY, None)
+
+
+def lab_lists(stored: dict, index) -> None:
+    """Every method's top 10 (the per-question metrics) and the hybrid list's whole pool (the slope
+    chart) for the stored search, run once and kept with it."""
+    if stored.get("lists") is not None:
+        return
+    request, spec, method = stored["request"], SearchSpec.from_dict(stored["config"]), stored["method"]
+    sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
+    query = stored["comparison"]["query"]
+    lists = run_methods(query, index, spec, top=10, sources=sources)
+    pool_rows = run_method(method, query, index, spec, top=request["top"], whole_pool=True, sources=sources)
+    stored["lists"], stored["pool_rows"] = _slim_lists(lists), _slim(pool_rows)
+    found = st.session_state.get(MEMO_KEY, {}).get(stored.get("memo"))
+    if found is not None:
+        found["lists"], found["pool_rows"] = stored["lists"], stored["pool_rows"]
 
 
 SLIM_KEYS = ("rank", "chunk_index", "source", "doc_id", "page_start", "page_end", "page_label", "score",
@@ -334,7 +364,11 @@ def documents_by_key(lib, name: str) -> dict[str, dict]:
     return docs
 
 
-def show_results(lib, name: str, address: str) -> None:
+@st.fragment
+def show_results(name: str, address: str) -> None:
+    """The three lists, the passage picker and the relevance lab for this question: a fragment, so
+    judging a passage, opening one or switching the lab's tabs re-runs this part of the page only."""
+    lib = library()
     stored = st.session_state.get(RESULT_KEY)
     if not stored or stored["request"]["collection"] != name:
         st.caption("Type a question and press **Compare**: the three lists appear side by side; clicking a row "
@@ -363,7 +397,7 @@ def show_results(lib, name: str, address: str) -> None:
     index = None if stale else load_index(name)
     grades = {}
     if index is not None:
-        _, _, grades = lab_ui.judgments_and_grades(lib, name, index, result["query"])
+        _, _, grades = lab_ui.judgments_and_grades(lib, name, index, result["query"], passages(name))
 
     def picked(kind: str, key: str):
         def callback():
@@ -448,14 +482,11 @@ def judge(lib, name: str, query: str, chunk_index: int, grade: int | None) -> No
     """Keep (or, with None, forget) a grade of one passage for this question."""
     try:
         index = load_index(name)
-        from rag_core.lab.judgments import passages_of
-
-        passages = passages_of(index, lib.documents(name))
+        keyed = passages(name)
         if grade is None:
-            set_grade(lib, name, query=query, key=passages.keys[chunk_index])
+            set_grade(lib, name, query=query, key=keyed.keys[chunk_index])
         else:
-            set_grade(lib, name, make_judgment(query, passages, chunk_index, grade,
-                                               index.chunks[chunk_index]["text"]))
+            set_grade(lib, name, make_judgment(query, keyed, chunk_index, grade, index.chunks[chunk_index]["text"]))
     except Exception as exc:  # noqa: BLE001 - shown on the page after the rerun
         st.session_state[JUDGE_ERROR_KEY] = exc
 
@@ -482,6 +513,7 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
     error = st.session_state.pop(JUDGE_ERROR_KEY, None)
     if error is not None:
         show_error(error)
+    lab_lists(stored, index)
     lists = stored["lists"]
     previous = stored["previous"]["lists"] if stored.get("previous") else None
     if not any(g.grade >= 2 for g in grades.values()):  # nothing to score yet: say so, no table of blanks
@@ -496,14 +528,19 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
     st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "
                "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
                "as gains. All figures for the query set: Relevance lab page.")
+    # only the open tab is drawn (a switch re-runs this fragment): the judging cards, the chart
+    # and the overlap tables took most of a comparison's time when all three were drawn
     judge_tab, slope_tab, overlap_tab = st.tabs(["Judge passages", "What the reranker did",
-                                                 "How different are the lists?"])
-    with judge_tab:
-        judge_section(lib, name, index, stored, titles, grades)
-    with slope_tab:
-        slope_section(stored, titles, grades)
-    with overlap_tab:
-        overlap_section(stored)
+                                                 "How different are the lists?"], key=LAB_TAB_KEY, on_change="rerun")
+    if judge_tab.open is not False:
+        with judge_tab:
+            judge_section(lib, name, index, stored, titles, grades)
+    if slope_tab.open:
+        with slope_tab:
+            slope_section(stored, titles, grades)
+    if overlap_tab.open:
+        with overlap_tab:
+            overlap_section(stored)
 
 
 def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dict) -> None:
@@ -676,7 +713,7 @@ def body() -> None:
     name = controls(lib)
     if name is None:
         return
-    show_results(lib, name, write_address(name))
+    show_results(name, write_address(name))
 
 
 run_page("compare", body)

@@ -370,8 +370,9 @@ def body() -> None:
         return
     spec = lab_ui.knob_panel(lib, name, prefix="lab", cross_encoder_model=preferences().cross_encoder_model)
     judgments = load_judgments(lib, name)
-    # the open tab lives in the address (/lab?tab=Optimiser): kept across setting changes, reruns and reloads
-    tabs = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params")
+    # the open tab lives in the address (/lab?tab=Optimiser): kept across setting changes, reruns and
+    # reloads; only the open tab is drawn (a switch re-runs the page; issue 21)
+    tabs = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params", on_change="rerun")
     if not len(judgments):
         for tab in tabs[:3]:
             with tab:
@@ -381,15 +382,18 @@ def body() -> None:
         with tabs[3]:
             transfer_tab(lib, name)
         return
-    run = query_set_run(lib, name, spec)
-    with tabs[0]:
-        query_set_tab(lib, name, run)
-    with tabs[1]:
-        snapshots_tab(lib, name, run)
-    with tabs[2]:
-        optimiser_tab(lib, name)
-    with tabs[3]:
-        transfer_tab(lib, name)
+    if tabs[0].open is not False:
+        with tabs[0]:
+            query_set_tab(lib, name, query_set_run(lib, name, spec))
+    if tabs[1].open:
+        with tabs[1]:
+            snapshots_tab(lib, name, query_set_run(lib, name, spec))
+    if tabs[2].open:
+        with tabs[2]:
+            optimiser_tab(lib, name)
+    if tabs[3].open:
+        with tabs[3]:
+            transfer_tab(lib, name)
 
 
 run_page("lab", body)

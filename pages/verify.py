@@ -26,10 +26,11 @@ from pages.common.state import (
     searchable_index,
     title_of,
 )
+from rag_core.check_worker import CheckWorkerError, check_in_worker
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     ManuscriptError,
-    check_statements,
+    add_bib_references,
     manuscript_from_text,
     read_manuscript,
     rows_to_csv,
@@ -107,6 +108,9 @@ REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels
                                                     "sentence is"),
     "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
     "cited": TEXT(width=110, help="The statement's citation markers"),
+    "cited \u2192 matched to": TEXT(width=260, help="The document each citation was matched to and why (first "
+                                               "author + year, DOI, key, field code), ambiguous (the candidates) "
+                                               "or not in collection"),
     "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
 }
 
@@ -273,7 +277,10 @@ def write_address(quote: str, source: str) -> None:
     remember_address("verify", params)
 
 
+@st.fragment
 def one_statement(lib, name: str, docs: list[dict]) -> None:
+    """One statement's form and check: a fragment, so checking a statement, picking its evidence
+    or zooming its page re-runs this part of the page only (issue 21)."""
     read_address(docs)
     message = st.session_state.pop(ADDRESS_NOTE_KEY, None)
     if message:
@@ -311,23 +318,28 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
 # ---------------------------------------------------------------- a whole manuscript
 
 
-def read_draft(text: str, upload) -> None:
-    """Read the uploaded draft (or else the pasted text) and keep its statements for the list."""
-    try:
+def read_draft(text: str, upload, bib=None) -> None:
+    """Read the uploaded draft (or else the pasted text), with its bibliography file when one is
+    given, and keep its statements for the list."""
+    records = (bib.name, bib.getvalue()) if bib is not None else None
+    try:  # linear in the draft's length, a PDF read by the budgeted worker (rag_core.citations.drafts)
         if upload is not None:
-            manuscript = read_manuscript(upload.getvalue(), name=upload.name)
+            manuscript = read_manuscript(upload.getvalue(), name=upload.name, bib=records)
         elif (text or "").strip():
             manuscript = manuscript_from_text(text, name="pasted text", kind=pasted_kind(text))
+            if records is not None:
+                add_bib_references(manuscript, records)
         else:
             st.warning("Paste a manuscript or upload a draft first.")
             return
+        statements = manuscript.statements()
     except ManuscriptError as exc:
         note("error", str(exc))
         return
     previous = st.session_state.get(MANUSCRIPT_KEY) or {}
     st.session_state[MANUSCRIPT_KEY] = {
-        "name": manuscript.name, "statements": manuscript.statements(), "references": manuscript.references,
-        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None,
+        "name": manuscript.name, "statements": statements, "references": manuscript.references,
+        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None, "notes": manuscript.notes,
     }
     st.session_state.pop(REPORT_KEY, None)
 
@@ -340,6 +352,8 @@ def edit_statements(manuscript: dict) -> list:
               f"{quotes} quoted passage{'s' if quotes != 1 else ''} and {len(statements) - quotes} sentence"
               f"{'s' if len(statements) - quotes != 1 else ''} with a citation marker; "
               f"{len(manuscript['references'])} entries in its reference list.", heading=True)
+    for text in manuscript.get("notes") or []:
+        text_line(text, muted=True)
     if manuscript.get("from_file") and (st.session_state.get("ms_text") or "").strip():
         text_line("The uploaded file was read, not the pasted text (remove the file to check the text).", muted=True)
     text_line("Fix, delete or add statements (a row's cited markers, such as [3] or (Devlin et al., 2019), say "
@@ -356,25 +370,29 @@ def edit_statements(manuscript: dict) -> list:
 
 
 def run_batch(lib, name: str, docs: list[dict], manuscript: dict, statements: list) -> None:
-    index = searchable_index(name)
-    if index is None:
+    """Check the statements in a child process (rag_core.check_worker): a long check holds no lock
+    that other people's searches need, and it stops at its time and memory budget."""
+    if searchable_index(name) is None:
         return
     total = len(statements)
     bar = st.progress(0.0, text=f"Checking statement 1 of {total}…")
 
-    def progress(done: int, total: int, _statement: str) -> None:
+    def progress(done: int, total: int) -> None:
         if done < total:  # (the text is ours: a progress bar's text reads markdown)
             bar.progress(done / total, text=f"Checking statement {done + 1} of {total}…")
 
     started = time.monotonic()
-    rows = check_statements(statements, index, documents=docs, progress=progress,
-                            cross_encoder_model=preferences().cross_encoder_model)
+    try:
+        rows, checks, version = check_in_worker(lib.root, name, statements, progress=progress,
+                                                cross_encoder_model=preferences().cross_encoder_model)
+    except CheckWorkerError as exc:
+        bar.empty()
+        note("error", str(exc))
+        return
     bar.empty()
     previous = st.session_state.get(REPORT_KEY) or {}
     st.session_state[REPORT_KEY] = {
-        "collection": name, "version": lib.version(name), "manuscript": manuscript["name"],
-        "rows": [row.to_dict() for row in rows],
-        "checks": [row.check.to_dict() if row.check is not None else None for row in rows],
+        "collection": name, "version": version, "manuscript": manuscript["name"], "rows": rows, "checks": checks,
         "seconds": time.monotonic() - started, "run": previous.get("run", 0) + 1,
     }
     st.session_state.pop(PICK_KEY, None)
@@ -438,6 +456,8 @@ def show_row(lib, name: str, row: dict, check: dict | None, n: int, titles: dict
             looked = ", ".join(titles.get(s, s) for s in row.get("cited_sources") or [])
             tail = f"(checked first: {looked})" if looked else "(no document of the collection matches it)"
             text_line("Cites:", row["cited"], tail, bold_first=True, sep=" ")
+        for resolution in row.get("resolutions") or []:
+            text_line("Cited", resolution.get("text") or "", bold_first=True, sep=" ")
         if row.get("misattributed"):
             found_in = title_of(row, titles)
             note("warning", f"Found, but in a different document than the one cited: it is in {found_in}.",
@@ -456,9 +476,12 @@ def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
                                         "found, with its reference list when it has one.")
         upload = st.file_uploader("…or upload a draft", type=[t.lstrip(".") for t in MANUSCRIPT_TYPES], key="ms_file",
                                   help="A .txt, .md, .tex, .pdf or .docx file; it is read instead of the pasted text.")
+        bib = st.file_uploader("…and its bibliography (optional)", type=["bib", "json", "ris"], key="ms_bib",
+                               help="A .bib, CSL-JSON .json or .ris file whose keys resolve \\cite{key} and "
+                                    "pandoc's [@key] (a Word draft's Zotero or Mendeley citations need none).")
         found = st.form_submit_button("Find the statements", type="primary")
     if found:
-        read_draft(text, upload)
+        read_draft(text, upload, bib)
     manuscript = st.session_state.get(MANUSCRIPT_KEY)
     if manuscript is None:
         text_line("Paste a manuscript or upload a draft and press Find the statements: you can then review the "

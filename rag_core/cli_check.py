@@ -24,6 +24,8 @@ CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", 
 def check_manuscript(args, open_library) -> int:
     """Check a manuscript's quotes and cited claims against a collection: exit 0 whatever the
     verdicts, or EXIT_FLAGGED (3) when ``--fail-on`` names an outcome some statement has."""
+    _refuse_special_file(args.file)  # before the seconds of imports below: a FIFO is refused at once
+    from rag_core.citations.drafts import read_stream
     from rag_core.citations.manuscript import (
         ManuscriptError,
         check_statements,
@@ -35,18 +37,25 @@ def check_manuscript(args, open_library) -> int:
 
     fail_on = _fail_on(args.fail_on)
 
-    try:
+    try:  # only a regular file is opened, standard input is read up to the cap, parsing is linear
+        bib = getattr(args, "bib", None)
         if args.file == "-":
-            manuscript = manuscript_from_text(sys.stdin.read(), name="standard input")
+            manuscript = manuscript_from_text(read_stream(sys.stdin), name="standard input")
+            if bib:
+                from rag_core.citations.manuscript import add_bib_references
+
+                add_bib_references(manuscript, bib)
         else:
-            manuscript = read_manuscript(args.file)
+            manuscript = read_manuscript(args.file, bib=bib)
+        statements = manuscript.statements()
     except ManuscriptError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(printable(str(exc))) from None
+    for note in manuscript.notes:
+        print(f"note: {printable(note)}", file=sys.stderr)
     library = open_library(args)
     index = library.load_index(args.collection)
     if index is None:
         raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
-    statements = manuscript.statements()
     show = not args.json and sys.stderr.isatty()
     bar = None
     if show and statements:
@@ -81,8 +90,8 @@ def check_manuscript(args, open_library) -> int:
         print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
         if row.diff:
             print(f"     changed: {printable(row.diff)}")
-        if row.cited:
-            print(f"     cited: {printable(row.cited)}")
+        for resolution in row.resolutions:
+            print(f"     cited {printable(resolution['text'])}")
         if row.misattributed:
             print("     ! found, but in a different document than the one cited")
         if row.meaning == "changed":
@@ -94,6 +103,10 @@ def check_manuscript(args, open_library) -> int:
     counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
     print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
           f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
+    statuses = [r["status"] for row in rows for r in row.resolutions]
+    if statuses:
+        print("Citations: " + ", ".join(f"{statuses.count(s)} {s.replace('_', ' ')}"
+                                        for s in ("matched", "ambiguous", "not_in_collection", "unresolved")) + ".")
     changed = sum(r.meaning == "changed" for r in rows)
     print(f"Meaning changed (the source says otherwise): {changed} statement{'s' if changed != 1 else ''}.")
     if flagged:
@@ -101,6 +114,25 @@ def check_manuscript(args, open_library) -> int:
               f"{', '.join(f'#{n}' for n in flagged)}.")
     return code
 
+
+
+def _refuse_special_file(name: str) -> None:
+    """A FIFO, a device or a folder given as the manuscript: the usage error read_manuscript would
+    give, said before the citation modules are imported (they take a second or more to load)."""
+    import os
+    from pathlib import Path
+
+    from rag_core.errors import InputFileError
+    from rag_core.output.render import terminal_safe
+    from rag_core.safe_files import regular_file_size
+
+    if name == "-" or not os.path.lexists(name):
+        return  # standard input, or a missing file: read_manuscript says so
+    try:
+        regular_file_size(name, label=Path(name).name)
+    except InputFileError as exc:
+        raise UsageError(terminal_safe(f"{exc} Give a manuscript file (.txt, .md, .tex, .pdf or .docx).",
+                                       one_line=True)) from None
 
 
 def _fail_on(text: str | None) -> list[str]:

@@ -69,6 +69,9 @@ ANN_MIN_CHUNKS = 90_000
 # releases the GIL: two threads took 0.44 s where one took 0.77 s over 800 MB of text here) and
 # by the dense stage (usearch releases it: 10 graphs of 100k took 28 ms where one thread took 50 ms).
 SEGMENT_THREADS = max(1, min(2, os.cpu_count() or 1))
+# A comparison runs its exact search in another thread beside the TF-IDF and hybrid lists (issue
+# 21): its own small pool, as exact search itself may wait on the segment threads above.
+COMPARE_THREADS = 2
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 64
 # Search breadth and candidates per segment, re-ordered by exact cosines. Measured on the 1M
@@ -174,7 +177,19 @@ MAX_QUERY_CHARS = 10_000  # a long pasted paragraph fits; TF-IDF and BM25 read e
 MAX_PATTERN_CHARS = 1_000  # an exact-search pattern
 MAX_QUOTE_CHARS = 10_000  # a quote looked up whole in the documents: may be a paragraph
 EXACT_COUNT_LIMIT = 10_000  # exact matches a comparison counts before it stops counting
-MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF)
+MAX_MANUSCRIPT_BYTES = 50 * 1024 * 1024  # a manuscript to check (text, Markdown, LaTeX, Word, PDF; standard input)
+# The text part of a .docx (word/document.xml), inflated: Word's XML holds its text with the runs'
+# markup around it, about 2-10 times the text; a part declaring more is refused before it is
+# inflated, and none is inflated past its declared size (safety limits, not measured, like those above).
+MAX_DOCX_XML_BYTES = 100 * 1024 * 1024
+# Checkable statements (quoted passages and sentences that cite) found in one manuscript: a long
+# thesis has a few thousand; a check reads each against the collection (a fraction of a second
+# to a few seconds each: docs/citations.md), so a file of more is refused with a message rather
+# than checked for hours (1 MB of "Smith et al. (2019) agree." holds 30,000).
+MAX_MANUSCRIPT_STATEMENTS = 5_000
+# A number in brackets or at the start of a reference entry with more digits than this is not a
+# reference number (Python refuses int() of over 4,300 digits; no list reaches a million entries).
+MAX_REFERENCE_NUMBER_DIGITS = 6
 
 # The relevance lab's imports (CSV, a BEIR folder or zip). Safety limits, not measured, like those
 # above: a 1,000,000-row spreadsheet of query, document, quote and grade is 33 MB, under the cap.
@@ -193,6 +208,19 @@ MAX_IMPORT_PROBLEMS_LISTED = 1_000
 MAX_IMPORT_QUOTE_CHARS = MAX_QUOTE_CHARS
 # Who judged, as an imported row names it ("app", "import", a person's name); longer is cut.
 MAX_IMPORT_BY_CHARS = 40
+
+# ------------------------------------------------------------------ bibliographic records (issue 18)
+# A records file (BibTeX, CSL-JSON, RIS) to import or to resolve \cite keys through. Safety limits,
+# not measured, like those above: a Zotero library of 20,000 items exports to about 15 MB of BibTeX.
+MAX_RECORDS_FILE_BYTES = 50 * 1024 * 1024
+# Records read from one file or Zotero library (a reference manager's largest libraries hold tens of
+# thousands); more is refused with a message.
+MAX_RECORDS = 100_000
+# A zotero.sqlite is opened read-only and immutable, never written; past this size it is refused.
+MAX_ZOTERO_SQLITE_BYTES = 2 * 1024 * 1024 * 1024
+# A title matches a document's title when their folded forms are this similar (rapidfuzz ratio, 0-100):
+# 95 accepts a changed article or a dropped subtitle mark, and no two titles of the shared PDFs come close.
+RECORD_TITLE_MATCH = 95
 
 # ------------------------------------------------------------------ side data (the lab's judgments)
 # Every write of a collection's side data (judgments, snapshots) is a generation with its checksum;
@@ -272,8 +300,8 @@ ENVIRONMENT_VARIABLES = {
     "index (default 50000)",
     PG_INDEX_MEMORY_ENV: "PostgreSQL store: maintenance_work_mem for building an HNSW index (default 512MB)",
     PG_POOL_MAX_ENV: "PostgreSQL store: connections per process (default 8)",
-    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images "
-    "(default: ~/.cache/rag_core/pg-files)",
+    PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images, and in its "
+    "lexical folder disk copies of stored TF-IDF/BM25 files (default: ~/.cache/rag_core/pg-files)",
 }
 
 
@@ -342,6 +370,17 @@ def ocr_threads() -> int:
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
 
+# The app's manuscript check runs in a child process (rag_core.check_worker) under these budgets.
+# Its start (imports, the collection's index, the models) took 3-5 s here on the two small shared
+# PDFs; a cold index of 100k chunks on PostgreSQL 6 s (docs/benchmarks.md section 9), so 120 s is a
+# wide margin. A statement took 0.05-0.4 s, at most 1.8 s (the first, loading the bi-encoder), on a
+# 30 KB manuscript of 196 statements (docs/benchmarks.md section 15): 10 s a statement on top.
+CHECK_SECONDS_BASE = 120.0
+CHECK_SECONDS_PER_STATEMENT = 10.0
+# Its data (heap and private mappings: RLIMIT_DATA, which leaves the models' reserved address space
+# alone): 600 MB for that check with the bi-encoder loaded; four times that before it is stopped.
+CHECK_MEMORY_MB = 4096
+
 # ------------------------------------------------------------------ collection stores
 # Old collection versions stay this long after they stop being live, so a reader that opened
 # one just before a commit finishes with it (a load takes well under a second at 100k chunks).
@@ -361,8 +400,11 @@ FOLDER_READ_ATTEMPTS = 3
 # search in the process does not use the index anyway (docs/benchmarks.md section 9).
 PG_ANN_MIN_CHUNKS = int(_env_number(PG_ANN_MIN_CHUNKS_ENV, 50_000))
 # HNSW candidate list per query: recall@10 against exact search on 100k realistic MiniLM vectors
-# 0.943 / 0.972 / 0.985 at 40 / 100 / 200, p50 2.9 / 3.6 / 5.3 ms (benchmarks/bench_postgres.py --recall).
-PG_ANN_EF_SEARCH = 200
+# 0.943 / 0.972 / 0.985 at 40 / 100 / 200, p50 2.9 / 3.6 / 5.3 ms (benchmarks/bench_postgres.py --recall);
+# on 100k vectors around the shared PDFs' real ones, queried with the 50 judged questions
+# (benchmarks/bench_pg_hybrid.py, issue 21: hybrid's dense stage goes through it), 0.968 / 0.994
+# at 200 / 400, 2.7 / 4.5 ms on a busy machine: 400 for recall >= 0.98.
+PG_ANN_EF_SEARCH = 400
 # Memory PostgreSQL may use to build an HNSW index (maintenance_work_mem for that statement):
 # the graph of 100k x 384 floats (~200 MB) is built much faster when it fits in memory.
 PG_INDEX_MEMORY = os.environ.get(PG_INDEX_MEMORY_ENV) or "512MB"
@@ -374,6 +416,10 @@ PG_CONNECT_TIMEOUT_S = 15
 # Collection versions whose TF-IDF/BM25 (and vectors) a process keeps in memory (not measured:
 # the app searches one or two collections at a time).
 PG_INDEX_CACHE_ENTRIES = 4
+# Stored TF-IDF/BM25 files a machine keeps on disk, by content (issue 21: fetching them from the
+# database was ~1/3 of a cold load at 100k chunks, 160 MB; a copy is read memory-mapped, as the
+# folder store reads its own). Versions kept: as many as a process keeps in memory.
+PG_LEXICAL_DISK_ENTRIES = PG_INDEX_CACHE_ENTRIES
 # A commit that writes at least this many chunk rows refreshes the planner's statistics at once
 # (a cold load_index at 100k chunks took 16-18 s before, 6.2 s after: docs/benchmarks.md section 9).
 PG_ANALYZE_MIN_ROWS = 2_000
@@ -405,6 +451,12 @@ def pg_file_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME)) / "pg-files"
+
+
+def pg_lexical_cache_dir() -> Path:
+    """Where the PostgreSQL store keeps disk copies of stored TF-IDF/BM25 files (by content):
+    ``lexical`` inside :func:`pg_file_cache_dir`."""
+    return pg_file_cache_dir() / "lexical"
 
 
 def eval_cache_dir() -> Path:

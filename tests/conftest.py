@@ -21,6 +21,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # commit remembered as 15 ms a chunk made a real upload's estimate 2.5x long).
 os.environ["RAG_CORE_RATES_FILE"] = os.path.join(
     os.environ.get("TMPDIR", "/tmp"), f"rag-core-test-rates-{os.getpid()}.json")
+# Nor the PostgreSQL store's disk copies of PDFs and TF-IDF/BM25 files the user's cache folder.
+os.environ["RAG_CORE_PG_FILE_CACHE"] = os.path.join(
+    os.environ.get("TMPDIR", "/tmp"), f"rag-core-test-pg-files-{os.getpid()}")
 
 
 WORKED_EXAMPLE = [

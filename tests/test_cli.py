@@ -140,6 +140,25 @@ def test_ingest_report_remove_and_rename(tmp_path, pdf_dir, capsys):
     assert "No collections" in capsys.readouterr().out
 
 
+def test_lexical_and_exact_searches_import_no_model_and_no_fitting_library(paper_library):
+    """`search --mode exact|tfidf|bm25` read the stored index only: no torch, ONNX Runtime,
+    scikit-learn, SciPy or bm25s (importing scikit-learn alone was 1.5 s of a 1.7 s search)."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from rag_core.cli import main\n"
+              "for mode in ('exact', 'tfidf', 'bm25'):\n"
+              "    assert main(['--data-dir', sys.argv[1], 'search', 'papers', 'dense passage retrieval',"
+              " '--mode', mode]) == 0\n"
+              "heavy = ('torch', 'onnxruntime', 'sklearn', 'scipy.stats', 'scipy.sparse', 'bm25s', 'transformers')\n"
+              "print(sorted(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script, str(paper_library.root)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ml_dpr_karpukhin2020" in out.stdout  # the searches answered
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_quick_commands_import_no_heavy_library(tmp_path, pdf_dir):
     """`--help`, `list` and `models` answer without importing torch or scikit-learn (seconds each)."""
     import subprocess

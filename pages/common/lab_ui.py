@@ -192,10 +192,13 @@ def grade_category(grade: Grade | None) -> str:
     return "unjudged" if grade is None else GRADE_SHORT[grade.grade]
 
 
-def judgments_and_grades(lib, name: str, index, query: str) -> tuple[Judgments, Passages, dict[int, Grade]]:
-    """The collection's judgments, the index's passages, and chunk index -> grade for ``query``."""
+def judgments_and_grades(lib, name: str, index, query: str,
+                         passages: Passages | None = None) -> tuple[Judgments, Passages, dict[int, Grade]]:
+    """The collection's judgments, the index's passages (``passages``: already keyed), and chunk
+    index -> grade for ``query``."""
     judgments = load_judgments(lib, name)
-    passages = passages_of(index, lib.documents(name))
+    if passages is None:
+        passages = passages_of(index, lib.documents(name))
     return judgments, passages, judgments.grades(query, passages)
 
 

@@ -64,6 +64,21 @@ def load_index(name: str):
     return _cached_index(str(lib.root), name, lib.index_token(name))
 
 
+@st.cache_resource(max_entries=6, show_spinner=False)
+def _cached_passages(root: str, name: str, token: str):
+    from rag_core.lab.judgments import passages_of
+
+    lib = Library(root)
+    return passages_of(_cached_index(root, name, token), lib.documents(name))
+
+
+def passages(name: str):
+    """The collection's passages keyed for the relevance lab (document SHA-256 and span), cached
+    like its index: every run of Compare grades its lists with them."""
+    lib = library()
+    return _cached_passages(str(lib.root), name, lib.index_token(name))
+
+
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def warm_bi_encoder(name: str):
     from rag_core.models.loading import load_bi_encoder

@@ -1,22 +1,17 @@
-"""Citations matched to the documents of a collection: first author's surname, year, title.
+"""Citations matched to the documents of a collection: the first author's surname and the year.
 
-:func:`match_documents` reads the records :mod:`rag_core.pdf.metadata` guessed from each PDF
-(first author's surname and year, a title when the reference list gives one).
+:func:`match_documents` is the older entry point of :func:`rag_core.citations.resolution.resolve_citation`:
+the sources a citation by ``surnames`` and ``year`` points to, best first (the FIRST cited
+surname must be the document's first author's; the year may be one off).
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 
+from rag_core.records.record import name_key
+
 __all__ = ["match_documents", "name_key"]
-
-
-def name_key(name: str) -> str:
-    """A surname or name folded for comparison: accents removed, letters only, lower case."""
-    folded = unicodedata.normalize("NFKD", name)
-    return "".join(c for c in folded if c.isalpha() and not unicodedata.combining(c)).casefold()
 
 
 def match_documents(
@@ -30,43 +25,17 @@ def match_documents(
 
     ``documents`` are dicts with ``source`` and, when known, ``authors``, ``year``, ``title``
     and ``first_page`` (the opening text of the document, for PDFs whose metadata is unknown).
-    A document fits when the first cited surname is one of its authors (or stands in its
-    opening text) and the years differ by at most one (arXiv versions and proceedings differ);
-    a title from the reference list, when given, must match the document's title or opening.
+    A document fits when the first cited surname is its FIRST author's (or, with no authors on
+    record, stands in its opening lines) and the years differ by at most one (arXiv versions and
+    proceedings differ); a title from the reference list, when given, must match the document's
+    title or opening.
     """
-    from rapidfuzz import fuzz
+    from rag_core.citations.markers import Citation
+    from rag_core.citations.resolution import resolve_citation
 
-    wanted = [name_key(s) for s in surnames if name_key(s)]
+    wanted = [s for s in surnames if name_key(s)]
     if not wanted:
         return []
-    first = wanted[0]
-    scored: list[tuple[float, str]] = []
-    for doc in documents:
-        authors = [name_key(a.split()[-1]) for a in (doc.get("authors") or []) if a.split()]
-        opening = doc.get("first_page") or ""
-        opening_words = {name_key(w) for w in re.findall(r"[^\W\d_][\w'\u2019\-]*", opening[:1500])}
-        if first in authors:
-            score = 2.0
-        elif any(a.startswith(first) and len(a) - len(first) == 1 for a in authors):
-            score = 1.5  # a footnote mark glued to the name at extraction ("Borgeaudy")
-        elif first in opening_words:
-            score = 1.0
-        else:
-            continue
-        doc_year = doc.get("year")
-        if year is not None:
-            if isinstance(doc_year, int):
-                if abs(doc_year - year) > 1:
-                    continue
-                score += 1.0 if doc_year == year else 0.5
-            elif str(year) not in opening and str(year - 1) not in opening and str(year + 1) not in opening:
-                score -= 0.5
-        if title:
-            against = doc.get("title") or opening[:400]
-            similarity = fuzz.token_set_ratio(title.lower(), against.lower())
-            if similarity < 60:
-                continue
-            score += similarity / 100
-        scored.append((score, doc["source"]))
-    scored.sort(key=lambda t: -t[0])
-    return [source for _, source in scored]
+    citation = Citation(marker=f"({wanted[0]}, {year})", surnames=list(wanted), year=year, title=title)
+    resolution = resolve_citation(citation, list(documents))
+    return list(resolution.candidates) if resolution.status in ("matched", "ambiguous") else []

@@ -119,7 +119,7 @@ def score_sentences(quote: str, index, rows: list[dict]) -> str:
     """Mark the best sentence of each row (``sentence_start``/``sentence_end``/``sentence_score``);
     returns the kind of score used: "meaning" or "key words"."""
     spans = [_short_spans(row["text"]) for row in rows]
-    overlap = _KeyWordOverlap(index.vectorizer, quote)
+    overlap = _KeyWordOverlap(getattr(index, "tfidf_model", None) or index.vectorizer, quote)
     scores = [np.array([overlap.score(row["text"][a:b]) for a, b in row_spans]) for row, row_spans in
               zip(rows, spans, strict=False)]
     kind = "key words"

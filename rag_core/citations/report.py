@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 EXPORT_COLUMNS = ("statement", "kind", "verdict", "source", "page", "page_label", "similarity", "diff", "cited",
-                  "cited_sources", "misattributed", "message", "line", "meaning", "meaning_cues")
+                  "cited_sources", "resolution", "misattributed", "message", "line", "meaning", "meaning_cues")
 SEVERITY_LEVELS = (
     "meaning changed", "not found", "misattributed", "related (close in meaning, not confirmed)",
     "near verbatim, meaning holds", "verbatim",
@@ -168,7 +168,8 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
             f'<td><span class="verdict" style="background:{m_background};color:{m_colour}">{esc(m_label)}</span>'
             f'{_cues_html(row.get("meaning_cues"))}</td>'
             f'<td>{where}</td><td class="n">{"" if similarity is None else f"{similarity:.2f}"}</td>'
-            f'<td>{esc(str(row.get("diff") or ""))}</td><td>{esc(str(row.get("cited") or ""))}</td></tr>'
+            f'<td>{esc(str(row.get("diff") or ""))}</td>'
+            f'<td>{esc(str(row.get("resolution") or row.get("cited") or ""))}</td></tr>'
         )
     style = (
         "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#222}"
@@ -187,6 +188,7 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
         "<p>Ordered by severity: meaning changed, not found, misattributed, related (close in meaning, not "
         "confirmed: read the passage), near verbatim, verbatim. # is the statement's place in the manuscript.</p>"
         "<table><thead><tr><th>#</th><th>Statement</th><th>Verdict</th><th>Meaning</th><th>Where</th>"
-        "<th>Similarity</th><th>Changed words</th><th>Cited</th></tr></thead><tbody>" + "".join(body) +
+        "<th>Similarity</th><th>Changed words</th><th>Cited \u2192 matched to</th></tr></thead><tbody>"
+        + "".join(body) +
         "</tbody></table></body></html>\n"
     )

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 
 from rag_core.citations.manuscript import Reference, Statement, parse_citations
+from rag_core.citations.markers import ReferenceIndex
 from rag_core.citations.report import by_severity, cues_text
 from rag_core.citations.verdicts import VERDICTS
 from rag_core.output.render import literal_html, page_label, snippet
@@ -204,6 +205,7 @@ def statements_from_records(records: Iterable[Mapping], *, originals: Sequence[S
     a new row is a claim unless its kind says otherwise.
     """
     statements = []
+    index = None  # the reference list looked up by key and author, made once, when a marker is edited
     for record in records:
         text = record.get("statement")
         if not _present(text):
@@ -226,7 +228,9 @@ def statements_from_records(records: Iterable[Mapping], *, originals: Sequence[S
         if original is not None and original.cited == cited:
             citations = original.citations
         else:
-            citations = parse_citations(cited, references=references) if cited else []
+            if cited and index is None:
+                index = ReferenceIndex(references)
+            citations = parse_citations(cited, references=index) if cited else []
         statements.append(Statement(text=text, kind=kind, sentence=original.sentence if original else text,
                                     citations=citations, line=original.line if original else None))
     return statements
@@ -240,7 +244,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
     meaning changed, not found, misattributed, related, near verbatim, verbatim): number (the
     statement's place in the manuscript), statement, verdict, meaning, its cues, document (short
     title, else file name), physical page, printed page label (when the PDF has one), similarity,
-    changed words, cited, misattributed.
+    changed words, cited, what each citation was matched to and why, misattributed.
     A ``not_found`` row names no document: its closest passage is not evidence."""
     titles = titles or {}
     records = []
@@ -261,6 +265,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
             "similarity": row.get("similarity"),
             "changed words": row.get("diff") or "",
             "cited": row.get("cited") or "",
+            "cited \u2192 matched to": row.get("resolution") or "",
             "misattributed": MISATTRIBUTED if row.get("misattributed") else "",
         })
     return records

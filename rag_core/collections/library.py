@@ -74,7 +74,59 @@ class Library:
         return self.store.index_token(name)
 
     def documents(self, name: str) -> list[dict]:
-        return self.store.read_documents(name)
+        """The collection's document records: what each PDF said, with the corrections and imports
+        kept for it laid over (:mod:`rag_core.collections.metadata`; ``origin`` says per field)."""
+        from rag_core.collections.metadata import apply_records, load_records
+
+        return apply_records(self.store.read_documents(name), load_records(self.store, name))
+
+    # -- bibliographic records (issue 18) ----------------------------------
+    def set_record(self, name: str, document: str, **fields) -> dict:
+        """Correct a document's record by hand (``title``, ``authors``, ``year``, ``doi``, ...):
+        a committed change of the collection that survives re-adding the same file."""
+        from rag_core.collections.metadata import set_record
+
+        return set_record(self.store, name, document, self.store.read_documents(name), **fields)
+
+    def import_records(self, name: str, source, *, collection: str | None = None, add_pdfs: bool = True,
+                       compute_embeddings: bool = True):
+        """Records from a ``.bib``, CSL-JSON ``.json`` or ``.ris`` file (a path, or ``(name, bytes)``),
+        or a Zotero data folder (its PDFs added first when ``add_pdfs``; ``collection``: only that
+        Zotero collection's items), matched to the documents and kept. Returns an ImportReport."""
+        from rag_core.collections.metadata import import_records
+        from rag_core.records.reading import parse_records, read_records
+
+        if isinstance(source, tuple):
+            found = parse_records(source[1], source[0])
+        elif collection is not None:
+            from rag_core.records.zotero import read_zotero
+
+            found = read_zotero(source, collection)
+        else:
+            found = read_records(source)
+        attachments: dict[int, str] = {}
+        added: list[str] = []
+        if found.pdfs and add_pdfs:
+            import hashlib
+
+            from rag_core.safe_files import read_regular_file
+            from rag_core.settings import MAX_PDF_BYTES
+
+            for n, path in found.pdfs.items():
+                attachments[n] = hashlib.sha256(read_regular_file(path, max_bytes=MAX_PDF_BYTES)).hexdigest()
+            report = self.add_pdfs(name, sorted(set(found.pdfs.values())), compute_embeddings=compute_embeddings)
+            added = [f.source for f in report.files if f.status == "ok"]
+        if not self.exists(name):
+            raise CollectionNotFoundError(f"No collection named {name!r}.")
+        result = import_records(self.store, name, found, self.store.read_documents(name), attachments=attachments)
+        result.added = added
+        return result
+
+    def export_records(self, name: str, path_name: str) -> bytes:
+        """The collection's records as BibTeX (``.bib``) or CSL-JSON (``.json``) bytes."""
+        from rag_core.collections.metadata import export_records
+
+        return export_records(self.documents(name), path_name)
 
     def info(self, name: str) -> CollectionInfo:
         settings = self.settings(name)

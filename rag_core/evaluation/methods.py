@@ -22,7 +22,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from rag_core.retrieval.ranking import cross_encoder_status, search_dense, search_lexical, search_with_spec
+from rag_core.retrieval.ranking import (
+    QueryScores,
+    cross_encoder_status,
+    search_dense,
+    search_lexical,
+    search_with_spec,
+)
 from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
 
 
@@ -136,10 +142,11 @@ def method_for_spec(spec: SearchSpec) -> str:
     return "hybrid_ce" if why_no_cross_encoder(spec.cross_encoder_model) is None else "hybrid"
 
 
-def run_method(name: str, query: str, index, spec: SearchSpec = DEFAULT_SPEC, *, top: int = 10,
+def run_method(name: str, query: str | QueryScores, index, spec: SearchSpec = DEFAULT_SPEC, *, top: int = 10,
                sources: Collection[str] | None = None, whole_pool: bool = False) -> list[dict]:
     """Method ``name``'s rows for ``query`` (best first, at most ``top``), its hybrid choices from
-    ``spec``; ``whole_pool``: a hybrid method returns every pool candidate, in order (the slope chart)."""
+    ``spec``; ``whole_pool``: a hybrid method returns every pool candidate, in order (the slope chart).
+    ``query`` may be the :class:`~rag_core.retrieval.ranking.QueryScores` several methods share."""
     method = get_method(name)
     why = unavailable_reason(name, index, spec)
     if why:

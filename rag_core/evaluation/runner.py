@@ -31,6 +31,7 @@ from rag_core.evaluation.beir import DEFAULT_TITLE_MODE, BeirDataset, document_c
 from rag_core.evaluation.cache import cached_embeddings
 from rag_core.evaluation.methods import METHODS, get_method, parse_methods, run_method, why_no_cross_encoder
 from rag_core.evaluation.metrics import as_run, compute_metrics, docs_from_chunks
+from rag_core.index.products import matvec
 from rag_core.retrieval.search_spec import SearchSpec
 from rag_core.settings import (
     DEFAULT_CROSS_ENCODER_MODEL,
@@ -120,7 +121,7 @@ class Evaluator:
         if method == "dense":
             if self.index.embeddings is None:
                 raise ValueError("this evaluation was set up without embeddings")
-            return self.index.embeddings @ self.query_vectors()[qi]
+            return matvec(self.index.embeddings, self.query_vectors()[qi])
         raise ValueError(f"no first-stage scores for method {method!r}")
 
     def _docs(self, qi: int, chunk_order: Iterable[int], top_k: int) -> list[str]:

@@ -7,15 +7,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from rag_core.index.lexical import BM25Index, TfidfScorer, fit_tfidf
 from rag_core.index.mapped import read_rows
+from rag_core.index.postings import Postings
+from rag_core.index.products import matvec
+from rag_core.index.tfidf import TfidfTerms
 from rag_core.models.embedding import DEFAULT_LONG_TEXT, encode_passages, encode_query
 from rag_core.models.loading import load_bi_encoder
 from rag_core.text.chunking import chunk_text
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from rag_core.index.ann import AnnIndex
@@ -40,11 +43,17 @@ class RagIndex:
     computed, ``dense_mask`` says which rows of ``embeddings`` hold one (None: all do).
     ``encoder`` is the bi-encoder variant that made the vectors ("torch", "onnx-int8", ...);
     queries are encoded with the same one.
+
+    A stored index gives ``vectorizer`` as its :class:`~rag_core.index.tfidf.TfidfTerms` and
+    ``matrix`` as its :class:`~rag_core.index.postings.Postings`: searches read those
+    (``tfidf_model``, ``tfidf_matrix``), and ``index.vectorizer`` / ``index.matrix`` turn them
+    into scikit-learn's ``TfidfVectorizer`` and SciPy's sparse matrix the first time they are
+    read (importing scikit-learn takes ~1 s, SciPy ~0.1 s; a search needs neither).
     """
 
     chunks: list[dict]
-    vectorizer: TfidfVectorizer
-    matrix: sp.csr_matrix
+    vectorizer: TfidfVectorizer = field(repr=False, compare=False)
+    matrix: sp.csr_matrix = field(repr=False, compare=False)
     embeddings: np.ndarray | None = None
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
     chunk_size: int = CHUNK_SIZE_CHARS
@@ -57,8 +66,8 @@ class RagIndex:
     _tfidf_scorer: TfidfScorer | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.matrix.shape[0] != len(self.chunks):
-            raise ValueError(f"TF-IDF matrix has {self.matrix.shape[0]} rows for {len(self.chunks)} chunks")
+        if self.tfidf_matrix.shape[0] != len(self.chunks):
+            raise ValueError(f"TF-IDF matrix has {self.tfidf_matrix.shape[0]} rows for {len(self.chunks)} chunks")
         if self.embeddings is not None and len(self.embeddings) != len(self.chunks):
             raise ValueError(f"{len(self.embeddings)} embeddings for {len(self.chunks)} chunks")
         if self.dense_mask is not None:
@@ -84,9 +93,22 @@ class RagIndex:
         """Distinct sources, in the order they first appear."""
         return list(dict.fromkeys(c["source"] for c in self.chunks))
 
+    @property
+    def tfidf_model(self) -> TfidfVectorizer | TfidfTerms:
+        """The fitted TF-IDF as given: a ``TfidfVectorizer`` or the ``TfidfTerms`` of a stored
+        index (vocabulary, idf, analyzer: all a search reads)."""
+        return self.__dict__["_tfidf_model"]
+
+    @property
+    def tfidf_matrix(self) -> sp.spmatrix | Postings:
+        """The TF-IDF matrix as given: SciPy's, or the ``Postings`` of a stored index."""
+        return self.__dict__["_tfidf_matrix"]
+
     def _tfidf(self) -> TfidfScorer:
-        if self._tfidf_scorer is None or self._tfidf_scorer.vectorizer is not self.vectorizer:
-            self._tfidf_scorer = TfidfScorer(self.vectorizer, self.matrix)
+        model, matrix = self.tfidf_model, self.tfidf_matrix
+        scorer = self._tfidf_scorer
+        if scorer is None or scorer.vectorizer is not model or scorer.source is not matrix:
+            self._tfidf_scorer = TfidfScorer(model, matrix)
         return self._tfidf_scorer
 
     def tfidf_scores(self, query: str) -> np.ndarray:
@@ -116,7 +138,7 @@ class RagIndex:
         """The cosine of every chunk to the query (an exact product over all vectors)."""
         if self.embeddings is None:
             raise ValueError("this index was built without embeddings (compute_embeddings=False)")
-        return self.embeddings @ self.query_vector(query, embedding_model)
+        return matvec(self.embeddings, self.query_vector(query, embedding_model))
 
     def dense_top(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosines)`` of the ``k`` chunks nearest the query, best first, among those with
@@ -125,7 +147,9 @@ class RagIndex:
         if self.ann is not None:
             # the graph proposes a few more than asked; exact cosines (float32, not the graph's
             # float16 copies) order them, which near-duplicate passages need
-            rows, _ = self.ann.search(vector, max(2 * int(k), ANN_OVERFETCH))
+            # (a graph whose scores are exact, PostgreSQL's, needs no more than asked)
+            ask = int(k) if getattr(self.ann, "exact_scores", False) else max(2 * int(k), ANN_OVERFETCH)
+            rows, _ = self.ann.search(vector, ask)
             rows = rows[(rows >= 0) & (rows < len(self.chunks))]
             cosines = self.dense_at(query, rows)
             keep = np.isfinite(cosines)
@@ -147,10 +171,45 @@ class RagIndex:
         if self.embeddings is None or not len(rows):
             return np.full(len(rows), np.nan, dtype=np.float32)
         vectors = read_rows(self.embeddings, rows)  # a few rows: read, not mapped (rag_core.index.mapped)
-        values = (np.asarray(vectors, dtype=np.float32) @ self.query_vector(query)).astype(np.float32)
+        values = matvec(np.asarray(vectors, dtype=np.float32), self.query_vector(query)).astype(np.float32)
         if self.dense_mask is not None:
             values[~self.dense_mask[rows]] = np.nan
         return values
+
+
+def _get_vectorizer(self: RagIndex) -> TfidfVectorizer:
+    model = self.__dict__["_tfidf_model"]
+    if isinstance(model, TfidfTerms):
+        made = self.__dict__.get("_vectorizer_made")
+        if made is None or made[0] is not model:
+            made = self.__dict__["_vectorizer_made"] = (model, model.to_vectorizer())
+        return made[1]
+    return model
+
+
+def _set_vectorizer(self: RagIndex, value) -> None:
+    self.__dict__["_tfidf_model"] = value
+
+
+def _get_matrix(self: RagIndex) -> sp.spmatrix:
+    matrix = self.__dict__["_tfidf_matrix"]
+    if isinstance(matrix, Postings):
+        made = self.__dict__.get("_matrix_made")
+        if made is None or made[0] is not matrix:
+            made = self.__dict__["_matrix_made"] = (matrix, matrix.to_scipy())
+        return made[1]
+    return matrix
+
+
+def _set_matrix(self: RagIndex, value) -> None:
+    self.__dict__["_tfidf_matrix"] = value
+
+
+# ``vectorizer`` and ``matrix`` stay dataclass fields (the contract's constructor arguments);
+# reading them builds scikit-learn's and SciPy's objects from a stored index's terms and
+# posting lists only when someone asks for them.
+RagIndex.vectorizer = property(_get_vectorizer, _set_vectorizer, doc="The fitted TF-IDF vectorizer (scikit-learn).")
+RagIndex.matrix = property(_get_matrix, _set_matrix, doc="The unit-normalised TF-IDF matrix (SciPy sparse).")
 
 
 def build_index_from_chunks(

@@ -1,4 +1,10 @@
-"""Lexical rankings: the contract's TF-IDF (scikit-learn) and BM25 (bm25s)."""
+"""Lexical rankings: the contract's TF-IDF (scikit-learn) and BM25 (bm25s).
+
+scikit-learn and bm25s fit them; a search reads what they fitted without importing either
+(nor SciPy, which both import): TF-IDF from its vocabulary, idf and posting lists
+(:mod:`rag_core.index.tfidf`, :mod:`rag_core.index.postings`), BM25 from the score matrix
+bm25s stores by column. Together those imports were ~1.6 s of a 1.7 s ``rag-core search``.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import bm25s
 import numpy as np
-import scipy.sparse as sp
-import Stemmer
 
+from rag_core.index.postings import Postings, add_columns
+from rag_core.index.tfidf import TfidfTerms
 from rag_core.settings import BM25_B, BM25_K1, TFIDF_MAX_FEATURES, TFIDF_NGRAM_RANGE
 
 TFIDF_PARAMS = {
@@ -22,6 +27,7 @@ TFIDF_PARAMS = {
 }
 # k1 and b: see rag_core.settings. Lucene's BM25 variant, English Snowball stemming and stop words.
 if TYPE_CHECKING:  # scikit-learn (and scipy.stats under it) takes ~0.9 s to import: only when a TF-IDF is made
+    import scipy.sparse as sp
     from sklearn.feature_extraction.text import TfidfVectorizer
 
 BM25_DEFAULTS = {"k1": BM25_K1, "b": BM25_B, "method": "lucene", "stemmer": "english", "stopwords": "en"}
@@ -44,6 +50,8 @@ def make_tfidf_vectorizer() -> TfidfVectorizer:
 
 def fit_tfidf(texts: Sequence[str]) -> tuple[TfidfVectorizer, sp.csr_matrix]:
     """Fit the vectorizer; rows of the matrix are unit-normalised."""
+    import scipy.sparse as sp
+
     vectorizer = make_tfidf_vectorizer()
     try:
         matrix = vectorizer.fit_transform(texts)
@@ -55,38 +63,38 @@ def fit_tfidf(texts: Sequence[str]) -> tuple[TfidfVectorizer, sp.csr_matrix]:
     return vectorizer, sp.csr_matrix(matrix, dtype=np.float32)
 
 
-def tfidf_state(vectorizer: TfidfVectorizer) -> tuple[dict, np.ndarray]:
+def tfidf_state(vectorizer: TfidfVectorizer | TfidfTerms) -> tuple[dict, np.ndarray]:
     """The vocabulary and idf weights that rebuild ``vectorizer`` without pickle."""
     vocabulary = {term: int(i) for term, i in vectorizer.vocabulary_.items()}
     return vocabulary, np.asarray(vectorizer.idf_, dtype=np.float32)
 
 
-def tfidf_from_state(vocabulary: dict, idf: np.ndarray) -> TfidfVectorizer:
-    """Rebuild a fitted vectorizer from :func:`tfidf_state`'s output."""
-    if len(vocabulary) != len(idf):
-        raise ValueError(f"TF-IDF vocabulary has {len(vocabulary)} terms but {len(idf)} idf weights")
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectorizer = TfidfVectorizer(
-        stop_words=TFIDF_PARAMS["stop_words"],
-        ngram_range=tuple(TFIDF_PARAMS["ngram_range"]),
-        vocabulary={str(k): int(v) for k, v in vocabulary.items()},
-        dtype=np.float32,
-    )
-    vectorizer._validate_vocabulary()
-    vectorizer.idf_ = np.asarray(idf, dtype=np.float64)
-    return vectorizer
+def tfidf_from_state(vocabulary: dict, idf: np.ndarray) -> TfidfTerms:
+    """The fitted TF-IDF from :func:`tfidf_state`'s output, as :class:`TfidfTerms` (what a
+    search needs; scikit-learn is imported only when its vectorizer is asked for)."""
+    terms = {str(k): int(v) for k, v in vocabulary.items()}
+    columns = np.fromiter(terms.values(), dtype=np.int64, count=len(terms))
+    if not np.array_equal(np.sort(columns), np.arange(len(terms))):
+        raise ValueError("the TF-IDF vocabulary does not number its terms 0, 1, 2, ... once each")
+    return TfidfTerms(terms, idf)
 
 
 class TfidfScorer:
-    """Cosine of every chunk to a query, reading only the query's columns."""
+    """Cosine of every chunk to a query, reading only the query's columns. ``vectorizer``: a
+    fitted ``TfidfVectorizer`` or the :class:`TfidfTerms` of a stored one."""
 
-    def __init__(self, vectorizer: TfidfVectorizer, matrix: sp.spmatrix):
+    def __init__(self, vectorizer: TfidfVectorizer | TfidfTerms, matrix: sp.spmatrix | Postings):
         self.vectorizer = vectorizer
+        self.source = matrix  # as given (RagIndex checks it is still its matrix)
         # Column-major (posting lists) is what scoring reads: a stored index keeps its matrix
-        # that way, memory-mapped, and is used as it is; a matrix built in memory is converted once.
-        self.matrix = matrix if sp.issparse(matrix) and matrix.format in ("csr", "csc") else sp.csr_matrix(matrix)
-        self._csc: sp.csc_matrix | None = self.matrix if self.matrix.format == "csc" else None
+        # that way (Postings, memory-mapped) and is used as it is; a matrix built in memory is
+        # converted once.
+        if getattr(matrix, "format", None) not in ("csr", "csc"):
+            import scipy.sparse as sp
+
+            matrix = sp.csr_matrix(matrix)
+        self.matrix = matrix
+        self._csc = matrix if matrix.format == "csc" else None
         self._analyzer = None
         self._idf: np.ndarray | None = None
         self._sorted: bool | None = None  # whether each posting list's chunk numbers are in order
@@ -171,22 +179,74 @@ def top_k(scores: np.ndarray, k: int, *, positive_only: bool = False) -> np.ndar
     return order
 
 
+# bm25s's English stop words (bm25s/stopwords.py, STOPWORDS_EN), copied so that a query is
+# tokenised without importing bm25s; tests/index/test_lexical.py holds the two equal.
+_BM25_STOPWORDS_TEXT = ("a an and are as at be but by for if in into is it no not of on or such that the their then "
+                        "there these they this to was will with")
+BM25_STOPWORDS_EN = frozenset(_BM25_STOPWORDS_TEXT.split())
+_BM25_FILES = {"data": "data.csc.index.npy", "indices": "indices.csc.index.npy", "indptr": "indptr.csc.index.npy"}
+_BM25_VOCAB, _BM25_PARAMS = "vocab.index.json", "params.index.json"
+_BM25_NONOCCURRENCE = "nonoccurrence_array.index.npy"
+_PROJECT_PARAMS = "rag_core_bm25.json"
+
+
+def _bm25_stopwords(name) -> frozenset[str]:
+    if name in ("en", "english", True):
+        return BM25_STOPWORDS_EN
+    if not name:
+        return frozenset()
+    from bm25s.tokenization import _infer_stopwords  # another language: bm25s's own list
+
+    return frozenset(_infer_stopwords(name))
+
+
 class BM25Index:
-    """BM25 over chunk texts with bm25s (Lucene variant, English stemming and stop words)."""
+    """BM25 over chunk texts (Lucene variant, English stemming and stop words).
 
-    def __init__(self, retriever, params: dict):
-        self.retriever = retriever
+    bm25s fits it (:meth:`build`): the BM25 score of every (term, chunk) pair, stored by term
+    as bm25s saves it. A query adds up the columns of its terms, as bm25s's ``get_scores``
+    does, from those arrays: loading and searching import neither bm25s nor SciPy.
+    """
+
+    def __init__(self, vocab: dict[str, int] | bytes, scores: Postings, params: dict, *, stored: dict | None = None,
+                 nonoccurrence: np.ndarray | None = None):
+        # the vocabulary may come as its JSON file's bytes, read at load and parsed at the first
+        # query (a large segment's runs to megabytes, which an exact search never reads)
+        self._vocab = vocab
+        self.matrix = scores  # chunks x terms, by column
         self.params = params
-        self._stemmer = Stemmer.Stemmer(params["stemmer"]) if params.get("stemmer") else None
-        try:  # bm25s's own tokenizer rules, without its per-call progress-bar machinery
-            from bm25s.tokenization import _infer_stopwords
+        self.stored = dict(stored or {})  # bm25s's own parameters (params.index.json)
+        self.nonoccurrence = nonoccurrence
+        self._stemmer = None
+        if params.get("stemmer"):
+            import Stemmer  # PyStemmer: a small C extension
 
-            self._stopwords = frozenset(_infer_stopwords(params["stopwords"]))
-        except ImportError:  # pragma: no cover - other bm25s versions
-            self._stopwords = None
+            self._stemmer = Stemmer.Stemmer(params["stemmer"])
+        self._stopwords = _bm25_stopwords(params.get("stopwords"))
+
+    @property
+    def vocab(self) -> dict[str, int]:
+        """term -> column of the score matrix."""
+        if isinstance(self._vocab, bytes):
+            vocab = json.loads(self._vocab)
+            columns = self.matrix.shape[1]
+            # bm25s adds the empty token, which no text has, one past the last column
+            if not isinstance(vocab, dict) or not all(
+                    isinstance(v, int) and (0 <= v < columns or (v == columns and not t))
+                    for t, v in vocab.items()):
+                raise ValueError("the BM25 vocabulary does not name columns of its score matrix")
+            self._vocab = vocab
+        return self._vocab
+
+    @property
+    def num_docs(self) -> int:
+        return self.matrix.shape[0]
 
     @classmethod
     def build(cls, texts: Sequence[str], **params) -> BM25Index:
+        import bm25s
+        import Stemmer
+
         params = {**BM25_DEFAULTS, **params}
         stemmer = Stemmer.Stemmer(params["stemmer"]) if params.get("stemmer") else None
         tokens = bm25s.tokenize(
@@ -194,37 +254,61 @@ class BM25Index:
         )
         retriever = bm25s.BM25(k1=params["k1"], b=params["b"], method=params["method"])
         retriever.index(tokens, show_progress=False)
-        return cls(retriever, params)
+        found = retriever.scores
+        stored = {"k1": retriever.k1, "b": retriever.b, "delta": retriever.delta, "method": retriever.method,
+                  "idf_method": retriever.idf_method, "dtype": retriever.dtype, "int_dtype": retriever.int_dtype,
+                  "num_docs": int(found["num_docs"]), "version": bm25s.__version__, "backend": retriever.backend}
+        matrix = Postings(found["data"], found["indices"], found["indptr"],
+                          (int(found["num_docs"]), len(found["indptr"]) - 1))
+        return cls(dict(retriever.vocab_dict), matrix, params, stored=stored,
+                   nonoccurrence=getattr(retriever, "nonoccurrence_array", None))
 
     def tokens(self, query: str) -> list[str]:
-        vocab = self.retriever.vocab_dict
-        if self._stopwords is None:
-            tokenized = bm25s.tokenize(
-                query, stopwords=self.params["stopwords"], stemmer=self._stemmer,
-                return_ids=False, show_progress=False,
-            )[0]
-        else:  # the same steps as bm25s.tokenize: lower, \w\w+ tokens, stop words, stemming
-            tokenized = [t for t in _TOKEN_SPLIT(query.lower()) if t not in self._stopwords]
-            if self._stemmer is not None:
-                tokenized = self._stemmer.stemWords(tokenized)
-        return [t for t in tokenized if t in vocab]
+        """The query's terms as bm25s.tokenize makes them (lower case, ``\\w\\w+`` tokens, stop
+        words dropped, then stemmed), kept when the index knows them."""
+        tokenized = [t for t in _TOKEN_SPLIT(query.lower()) if t not in self._stopwords]
+        if self._stemmer is not None:
+            tokenized = self._stemmer.stemWords(tokenized)
+        return [t for t in tokenized if t in self.vocab]
 
     def scores(self, query: str) -> np.ndarray:
-        tokens = self.tokens(query)
-        n = int(self.retriever.scores["num_docs"])
-        if not tokens:
-            return np.zeros(n, dtype=np.float32)
-        return np.asarray(self.retriever.get_scores(tokens), dtype=np.float32)
+        ids = [self.vocab[t] for t in self.tokens(query)]
+        dtype = np.dtype(self.stored.get("dtype") or self.matrix.data.dtype)
+        if not ids:
+            return np.zeros(self.num_docs, dtype=np.float32)
+        out = add_columns(self.matrix, ids, n_rows=self.num_docs, dtype=dtype)
+        if self.nonoccurrence is not None:  # BM25L and BM25+ score absent terms too
+            out += self.nonoccurrence[np.asarray(ids)].sum()
+        return np.asarray(out, dtype=np.float32)
 
     def save(self, folder: str | Path) -> None:
+        """bm25s's files (``BM25.load`` reads them) and this project's parameters."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        self.retriever.save(str(folder), allow_pickle=False, show_progress=False)
-        (folder / "rag_core_bm25.json").write_text(json.dumps(self.params), encoding="utf-8")
+        for key, name in _BM25_FILES.items():
+            np.save(folder / name, np.asarray(getattr(self.matrix, key)), allow_pickle=False)
+        if self.nonoccurrence is not None:
+            np.save(folder / _BM25_NONOCCURRENCE, np.asarray(self.nonoccurrence), allow_pickle=False)
+        vocab = self._vocab if isinstance(self._vocab, bytes) else json.dumps(self._vocab, ensure_ascii=False).encode()
+        (folder / _BM25_VOCAB).write_bytes(vocab)
+        (folder / _BM25_PARAMS).write_text(json.dumps(self.stored, indent=4), encoding="utf-8")
+        (folder / _PROJECT_PARAMS).write_text(json.dumps(self.params), encoding="utf-8")
 
     @classmethod
     def load(cls, folder: str | Path, *, mmap: bool = True) -> BM25Index:
+        """Read the files :meth:`save` (or bm25s's own ``save``) wrote; ``ValueError`` when they
+        disagree."""
         folder = Path(folder)
-        params = {**BM25_DEFAULTS, **json.loads((folder / "rag_core_bm25.json").read_text(encoding="utf-8"))}
-        retriever = bm25s.BM25.load(str(folder), mmap=mmap, allow_pickle=False, show_progress=False)
-        return cls(retriever, params)
+        params = {**BM25_DEFAULTS, **json.loads((folder / _PROJECT_PARAMS).read_text(encoding="utf-8"))}
+        stored = json.loads((folder / _BM25_PARAMS).read_text(encoding="utf-8"))
+        if not isinstance(stored, dict) or not isinstance(stored.get("num_docs"), int):
+            raise ValueError("the BM25 parameters are not a JSON object with num_docs")
+        vocab = (folder / _BM25_VOCAB).read_bytes()  # parsed at the first query
+        arrays = {key: np.load(folder / name, allow_pickle=False, mmap_mode="r" if mmap else None)
+                  for key, name in _BM25_FILES.items()}
+        matrix = Postings(arrays["data"], arrays["indices"], arrays["indptr"],
+                          (stored["num_docs"], len(arrays["indptr"]) - 1))
+        nonoccurrence = None
+        if (folder / _BM25_NONOCCURRENCE).is_file():
+            nonoccurrence = np.load(folder / _BM25_NONOCCURRENCE, allow_pickle=False)
+        return cls(vocab, matrix, params, stored=stored, nonoccurrence=nonoccurrence)

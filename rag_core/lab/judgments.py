@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from rag_core.errors import RagCoreError
+from rag_core.index.chunk_table import chunk_places
 
 DATA_KEY = "judgments"
 FORMAT = "rag_core.judgments"
@@ -202,17 +203,17 @@ def passages_of(index, documents: Sequence[Mapping] = ()) -> Passages:
     by_key: dict[PassageKey, int] = {}
     by_doc: dict[str, list[int]] = {}
     sources: dict[str, str] = {}
-    for i, chunk in enumerate(index.chunks if index is not None else ()):
-        doc = sha_by_doc_id.get(chunk.get("doc_id") or "") or chunk.get("doc_id") or (
-            "source:" + hashlib.sha256(chunk["source"].encode("utf-8", "surrogatepass")).hexdigest())
-        start, end = chunk.get("start"), chunk.get("end")
-        if not isinstance(start, int) or not isinstance(end, int):
-            start, end = 0, len(chunk["text"])  # an index without spans: the passage is its chunk
+    chunks = index.chunks if index is not None else ()
+    for i, (doc_id, source, start, end) in enumerate(chunk_places(chunks)):
+        doc = sha_by_doc_id.get(doc_id or "") or doc_id or (
+            "source:" + hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest())
+        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
+            start, end = 0, len(chunks[i]["text"])  # an index without spans: the passage is its chunk
         key = PassageKey(doc, start, end)
         keys.append(key)
         by_key.setdefault(key, i)
         by_doc.setdefault(doc, []).append(i)
-        sources.setdefault(doc, chunk["source"])
+        sources.setdefault(doc, source)
     docs = {d["sha256"]: dict(d) for d in documents if d.get("sha256")}
     return Passages(keys, by_key, by_doc, sources, docs)
 

@@ -22,7 +22,9 @@ from rag_core.evaluation.metrics import JUDGED_METRICS, METRIC_LABELS, has_relev
 from rag_core.lab.judgments import Judgments, Passages, load_judgments, passages_of, query_id
 from rag_core.lab.statistics import Estimate, mean_ci, paired_test
 from rag_core.output.render import page_label
+from rag_core.retrieval.ranking import QueryScores
 from rag_core.retrieval.search_spec import SearchSpec
+from rag_core.text.query import check_query
 
 Progress = Callable[[str], None]
 BINARY_AND_GRADED = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10")
@@ -117,8 +119,9 @@ def evaluate_judged(
         grades = {passages.keys[i].id: g.grade for i, g in graded.items()}
         grades_by_q[qid] = grades
         mapped[qid] = sorted(passages.keys[i].id for i, g in graded.items() if g.mapped)
+        scores = QueryScores(index, check_query(text))  # every method's first stage computed once
         for method in runnable:
-            rows = run_method(method, text, index, spec, top=10)
+            rows = run_method(method, scores, index, spec, top=10)
             ids = []
             for row in rows:
                 pid = passages.keys[row["chunk_index"]].id

@@ -15,6 +15,7 @@ about. The lexical half of hybrid search still reads the whole chunk.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -117,14 +118,23 @@ _saved_threads: int | None = None
 
 @contextmanager
 def single_torch_thread():
-    """Run torch on one intra-op thread inside the block (restored when the last user leaves).
+    """Run torch (and the ONNX encoder) on one intra-op thread inside the block (restored when the
+    last user leaves).
 
     A short query gains nothing from a second thread, and on a busy 2-core machine the
     two threads wait on each other: measured here, a query's encoding took 0.5-1 s
     median with 2 threads and 30-45 ms with 1 (docs/benchmarks.md).
     """
     global _single_thread_users, _saved_threads
-    import torch  # here, not at the top: importing torch takes seconds, and TF-IDF search needs none
+    from rag_core.models.onnx_encoder import one_thread
+
+    # torch is not imported here: a torch model imported it when it loaded, and the ONNX
+    # encoder (the default on a CPU) needs no torch, which takes ~2 s to import
+    torch = sys.modules.get("torch")
+    if torch is None:
+        with one_thread():
+            yield
+        return
 
     with _threads_lock:
         if _single_thread_users == 0:
@@ -133,7 +143,8 @@ def single_torch_thread():
                 torch.set_num_threads(1)
         _single_thread_users += 1
     try:
-        yield
+        with one_thread():
+            yield
     finally:
         with _threads_lock:
             _single_thread_users -= 1

@@ -230,7 +230,7 @@ def encoder_fallback_reason(name: str = DEFAULT_EMBEDDING_MODEL, encoder: str | 
 def _load_onnx_bi_encoder(location: str, variant: str):
     from rag_core.models.onnx_encoder import OnnxBiEncoder
 
-    return OnnxBiEncoder(location, variant=variant)
+    return OnnxBiEncoder(location, variant=variant, retry_failed=False)
 
 
 _onnx_loaded: dict[tuple[str, str], object] = {}
@@ -243,13 +243,12 @@ def _try_onnx(location: str, variant: str):
         return None
     if key in _onnx_loaded:  # verified and loaded already: not again for every query
         return _onnx_loaded[key]
-    from rag_core.models.onnx_encoder import OnnxEncoderError, prepare_onnx_model
+    from rag_core.models.onnx_encoder import OnnxEncoderError
 
     if importlib.util.find_spec("onnxruntime") is None:
         reason = "onnxruntime is not installed (pip install onnxruntime)"
     else:
-        try:
-            prepare_onnx_model(location, variant, retry_failed=False)
+        try:  # converted now unless a conversion with the same tools failed before
             _onnx_loaded[key] = _load_onnx_bi_encoder(location, variant)
             return _onnx_loaded[key]
         except ImportError as exc:
@@ -300,28 +299,29 @@ _warm_ups: dict[str, WarmUp] = {}
 _warm_lock = threading.Lock()
 
 
-def warm_up_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL) -> WarmUp:
-    """Start loading the bi-encoder in a daemon thread (once per process) and return its state.
+def warm_up_bi_encoder(name: str = DEFAULT_EMBEDDING_MODEL, *, encoder: str | None = None) -> WarmUp:
+    """Start loading the bi-encoder in a daemon thread (once per process and variant) and
+    return its state.
 
-    torch and the model take seconds to load; an app calls this when it starts so the page
-    is usable at once and the first hybrid search finds the model ready (a search that comes
-    earlier waits for the same load, it does not start a second one).
+    The model takes a while to load (0.1-0.2 s as int8 ONNX, seconds with torch); an app calls
+    this when it starts so the page is usable at once and the first hybrid search finds the
+    model ready, and a command that will encode a query calls it before it reads the
+    collection, so the two overlap (a search that comes earlier waits for the same load, it
+    does not start a second one). ``encoder``: as :func:`load_bi_encoder` takes it.
     """
+    key = name if encoder is None else f"{name} ({encoder})"
     with _warm_lock:
-        warm = _warm_ups.get(name)
+        warm = _warm_ups.get(key)
         if warm is not None:
             return warm
-        warm = _warm_ups[name] = WarmUp(name)
+        warm = _warm_ups[key] = WarmUp(name)
 
     def load() -> None:
         import time
 
         started = time.perf_counter()
         try:
-            # the TF-IDF side first (scikit-learn, ~0.9 s), which every search needs; pages do not import it
-            import sklearn.feature_extraction.text  # noqa: F401
-
-            load_bi_encoder(name)
+            load_bi_encoder(name, encoder=encoder)
         except Exception as exc:  # noqa: BLE001 - reported through the state, not raised in a thread
             warm.error = str(exc)
             warm.state = "failed"

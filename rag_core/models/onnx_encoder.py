@@ -149,19 +149,63 @@ _source_checksums: dict[tuple, str] = {}
 _source_lock = threading.Lock()
 
 
+_SOURCE_MEMO = "source-checksums.json"
+_SOURCE_MEMO_ENTRIES = 16  # model folders remembered (one per model a user has run)
+
+
+def _file_state(path: Path) -> list:
+    info = path.stat()
+    return [path.name, info.st_size, info.st_mtime_ns, info.st_ino]
+
+
+def _remembered_checksums() -> dict:
+    try:
+        memo = json.loads((model_cache_dir() / _SOURCE_MEMO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
+
+
+def _remember_checksum(folder: str, state: list, value: str) -> None:
+    """Best effort: a cache folder that cannot be written only costs the next process the hashing."""
+    from rag_core.atomic import write_json_atomic
+
+    memo = _remembered_checksums()
+    memo.pop(folder, None)
+    memo[folder] = {"files": state, "sha256": value}
+    memo = dict(list(memo.items())[-_SOURCE_MEMO_ENTRIES:])
+    try:
+        model_cache_dir().mkdir(parents=True, exist_ok=True)
+        write_json_atomic(model_cache_dir() / _SOURCE_MEMO, memo)
+    except OSError:
+        pass
+
+
 def source_checksum(folder: str | Path) -> str:
-    """SHA-256 over the model folder's weights, configs and tokenizer (cached per file state)."""
+    """SHA-256 over the model folder's weights, configs and tokenizer.
+
+    Computed once per state of the files (name, size, modification time, inode) and
+    remembered beside the converted models (``source-checksums.json``): hashing the 90 MB of
+    weights took ~80 ms of every command that encodes a query. A file changed in any of
+    those is hashed again.
+    """
     folder = Path(folder).resolve()
     present = [name for name in _SOURCE_FILES if (folder / name).is_file()]
-    state = tuple((name, (folder / name).stat().st_size, (folder / name).stat().st_mtime_ns) for name in present)
-    key = (str(folder), state)
+    state = [_file_state(folder / name) for name in present]
+    key = (str(folder), json.dumps(state))
     with _source_lock:
         if key in _source_checksums:
             return _source_checksums[key]
-    digest = hashlib.sha256()
-    for name in present:
-        digest.update(name.encode() + b"\0" + _sha256_file(folder / name).encode() + b"\n")
-    value = digest.hexdigest()
+    entry = _remembered_checksums().get(str(folder))
+    if isinstance(entry, dict) and entry.get("files") == state and re.fullmatch(r"[0-9a-f]{64}",
+                                                                                 str(entry.get("sha256"))):
+        value = entry["sha256"]
+    else:
+        digest = hashlib.sha256()
+        for name in present:
+            digest.update(name.encode() + b"\0" + _sha256_file(folder / name).encode() + b"\n")
+        value = digest.hexdigest()
+        _remember_checksum(str(folder), state, value)
     with _source_lock:
         _source_checksums[key] = value
     return value
@@ -539,6 +583,22 @@ def _cpu_count() -> int:
         return max(os.cpu_count() or 1, 1)
 
 
+_one_thread = threading.local()
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Inside the block, this thread's encodes run on the one-thread session, batches too
+    (:func:`rag_core.models.embedding.single_torch_thread` enters it): a citation check encodes a
+    few sentences, which a second thread would not speed up, and the all-core session costs
+    ~60 ms to make."""
+    _one_thread.depth = getattr(_one_thread, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _one_thread.depth -= 1
+
+
 class OnnxBiEncoder:
     """A bi-encoder with the part of ``SentenceTransformer``'s interface this package uses.
 
@@ -548,7 +608,7 @@ class OnnxBiEncoder:
 
     def __init__(
         self, folder: str | Path, *, variant: str = "onnx-int8", cache_dir: str | Path | None = None,
-        threads: int | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET,
+        threads: int | None = None, token_budget: int = DEFAULT_TOKEN_BUDGET, retry_failed: bool = True,
     ):
         _check_variant(variant)
         if find_spec("onnxruntime") is None:
@@ -559,11 +619,18 @@ class OnnxBiEncoder:
         self.max_seq_length = self.layout.max_seq_length
         self.token_budget = token_budget
         self.tokenizer = FastTokenizer(Path(folder) / "tokenizer.json", model_max_length=self.max_seq_length)
-        self.cache_dir = prepare_onnx_model(folder, variant, cache_dir=cache_dir)
-        self._model_bytes = read_verified_model(self.cache_dir, source_checksum(folder))
+        try:  # converted before: its bytes read and verified once (they were three times)
+            self.cache_dir = cached_model_dir(folder, variant, cache_dir=cache_dir)
+            self._model_bytes = read_verified_model(self.cache_dir, source_checksum(folder))
+        except OnnxEncoderError:
+            self.cache_dir = prepare_onnx_model(folder, variant, cache_dir=cache_dir, retry_failed=retry_failed)
+            self._model_bytes = read_verified_model(self.cache_dir, source_checksum(folder))
         self._threads = threads or _cpu_count()
-        self._session = self._new_session(self._threads)
-        self._query_session = None
+        # The one-thread session (queries) is made now, so that a model ONNX Runtime cannot run
+        # fails here, where loading falls back to torch; the session for batches (all cores) at
+        # its first batch: a process that only searches never needs it.
+        self._batch_session = None
+        self._query_session = self._new_session(1)
         self._session_lock = threading.Lock()
         self.device = "cpu"
 
@@ -631,7 +698,8 @@ class OnnxBiEncoder:
                 [len(x) for x in ids], token_budget=self.token_budget,
                 max_batch=min(batch_size, MAX_BATCH_TEXTS) if batch_size else MAX_BATCH_TEXTS,
             )
-            session = self._session if len(texts) > 1 else self._single_thread_session()
+            one = len(texts) == 1 or getattr(_one_thread, "depth", 0) > 0
+            session = self._single_thread_session() if one else self._session
             for batch in batches:
                 out[batch] = self._run(session, [ids[i] for i in batch])
             if self.layout.normalize or normalize_embeddings:
@@ -640,10 +708,13 @@ class OnnxBiEncoder:
                 out = (out / norms).astype(np.float32)
         return out[0] if single else out
 
-    def _single_thread_session(self):
-        if self._threads == 1:
-            return self._session
+    @property
+    def _session(self):
+        """The session batches run on (all cores)."""
         with self._session_lock:
-            if self._query_session is None:
-                self._query_session = self._new_session(1)
-            return self._query_session
+            if self._batch_session is None:
+                self._batch_session = self._query_session if self._threads == 1 else self._new_session(self._threads)
+            return self._batch_session
+
+    def _single_thread_session(self):
+        return self._query_session

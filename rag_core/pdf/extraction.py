@@ -74,7 +74,8 @@ class PdfExtraction:
     n_pages: int = 0
     sha256: str = ""
     warnings: list[str] = field(default_factory=list)
-    # Bibliographic metadata guessed by rag_core.pdf.metadata: title, authors (names), year; None when unsure.
+    # Bibliographic metadata guessed by rag_core.pdf.metadata: title, authors (names), year, doi, arxiv_id,
+    # venue (None when unsure) and origin (where each field came from).
     metadata: dict = field(default_factory=lambda: {"title": None, "authors": None, "year": None})
     # OCR (rag_core.pdf.ocr): what was read (pages, mean confidence, low-confidence pages, engine,
     # language; None when no page was), each page's words with their boxes ({"pages": {"1": ...}}),
@@ -536,7 +537,7 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             f"unreadable (page {', '.join(map(str, junk_pages[:10]))}{', ...' if len(junk_pages) > 10 else ''})"
         )
     extraction = done("ok", f"{_plural(n_pages, 'page')}{ocr_reason(ocr.summary)}")
-    extraction.metadata = _bibliographic_metadata(reader, texts)
+    extraction.metadata = _bibliographic_metadata(reader, texts, display)
     return extraction
 
 
@@ -664,16 +665,16 @@ def _ocr_advice(ocr: _OcrOutcome) -> str:
     return "OCR could not read it either."
 
 
-def _bibliographic_metadata(reader, texts: list[str]) -> dict:
-    """Title, authors and year (rag_core.pdf.metadata); all None when they cannot be read."""
-    from rag_core.pdf.metadata import guess_metadata
+def _bibliographic_metadata(reader, texts: list[str], display: str) -> dict:
+    """Title, authors, year, DOI, arXiv id and venue (rag_core.pdf.metadata); None when they cannot be read."""
+    from rag_core.pdf.metadata import EMPTY_RECORD, guess_metadata
 
     try:
-        return guess_metadata(reader, texts[0] if texts else "")
+        return guess_metadata(reader, texts[0] if texts else "", display)
     except MemoryError:
         raise
     except Exception:
-        return {"title": None, "authors": None, "year": None}
+        return dict(EMPTY_RECORD)
 
 
 def _page_labels(reader, n_pages: int, notes: list[str]) -> list[str] | None:

@@ -1,62 +1,82 @@
-"""Bibliographic metadata of a PDF: title, authors and year, read from the file itself.
+"""Bibliographic record of a PDF: title, every author, year, DOI, arXiv id and venue, each with
+where it came from.
 
 :func:`guess_metadata` is conservative: a field is None when the PDF does not say it clearly.
-It reads the document information dictionary and XMP first, then the first page: the title is
-the text set in the largest font (an arXiv stamp in the margin left aside), the authors are
-the lines between the title and the affiliations or the abstract, the year comes from the
-arXiv stamp, a copyright line, a journal reference or a date line under the title.
 
-:func:`rag_core.citations.bibliography.match_documents` uses these records to find the
-documents a citation points to.
+* **title**: the document information dictionary or XMP when plausible (an IEEE Xplore title
+  " - Conference, 1996" is cut at its venue), else the text set in the largest font on page 1;
+* **authors**: the information dictionary or XMP when they are names, else the name block under
+  the title (:mod:`rag_core.pdf.authors`: marks set as superscripts are separators, affiliations
+  and e-mails passed over);
+* **year**, first found of: the arXiv identifier's yymm (an arXiv stamp, an ``arXiv:`` line, the
+  information dictionary, or a file named by its identifier as arXiv names downloads), a venue,
+  journal or copyright line on page 1 ("(NeurIPS 2020)", "Proceedings of the 2023 Conference",
+  "JCAP10(2008)003", "\u00a9 2011"), XMP's date, a date line under the title, the file's
+  creation date;
+* **doi**, **arxiv_id**, **venue** when page 1 or the information dictionary give them.
+
+``origin`` says, per field, where it came from: ``pdf`` (the file's text or metadata),
+``arxiv`` (the arXiv identifier) or ``file name``. :func:`rag_core.citations.bibliography.match_documents`
+uses these records to find the documents a citation points to.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["guess_metadata", "split_author_names"]
+from rag_core.pdf.authors import ADDRESS, END_OF_BLOCK, STOP_LINE, author_block, fix_spacing_accents, split_author_names
+
+__all__ = ["EMPTY_RECORD", "arxiv_year", "find_arxiv_id", "find_doi", "guess_metadata", "split_author_names"]
+
+EMPTY_RECORD = {"title": None, "authors": None, "year": None, "doi": None, "arxiv_id": None, "venue": None}
 
 _ARXIV_STAMP = re.compile(
-    r"arXiv:\s*\d{4}\.\d{4,5}(?:v\d+)?\s*\[[^\]]+\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+((?:19|20)\d{2})"
+    r"arXiv:\s*(\d{4}\.\d{4,5})(?:v\d+)?\s*\[[^\]]+\]\s*\d{1,2}\s+[A-Z][a-z]{2,8}\s+((?:19|20)\d{2})"
 )
+_ARXIV_ID = re.compile(r"\barXiv\s*:\s*(\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE)
+_ARXIV_FILE = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
+_DOI = re.compile(r"\b(10\.\d{4,9}/[-._;()/:A-Za-z0-9<>]+[A-Za-z0-9/])")
 _COPYRIGHT = re.compile(r"(?:\u00a9|\(c\)|copyright)\s*((?:19|20)\d{2})", re.IGNORECASE)
 _JOURNAL_REF = re.compile(r"\b[A-Z]{2,6}\s?\d{0,3}\(((?:19|20)\d{2})\)\d+")
+_JOURNAL_PAGES = re.compile(r"\b\d+\s*[a-zA-Z]?,\s*\d+\s*[-\u2013]\s*\d+\s*\(((?:19|20)\d{2})\)")
+_VENUE_LINE = re.compile(
+    r"(?P<venue>(?:\d+(?:st|nd|rd|th)\s+)?Conference on [^\n()]{3,120}\((?P<short>[A-Za-z\-]+)\s+"
+    r"(?P<y1>(?:19|20)\d{2})\)"
+    r"|Proceedings of the (?P<y2>(?:19|20)\d{2}) [^\n,]{3,160}"
+    r"|Published as a conference paper at (?P<short3>[A-Z][A-Za-z\-]+) (?P<y3>(?:19|20)\d{2})"
+    r"|Published (?:online )?\d{1,2} [A-Z][a-z]+ (?P<y4>(?:19|20)\d{2}))"
+)
+_IN_TITLE_VENUE = re.compile(r"^(?P<title>.{10,}?)\s+-\s+(?P<venue>.*(?:Conference|Proceedings|Symposium|"
+                             r"Workshop|Journal|Transactions).*)$")
+_YEAR = re.compile(r"\b((?:19|20)\d{2})\b")
+# A page with this much text whose largest font sets most of it has no title font (a plain document).
+_TITLE_PAGE_CHARS = 400
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _DATE_LINE = re.compile(r"^\W*(?:\d{1,2}\s+)?([A-Za-z]{3,9})\.?\s+(?:\d{1,2},?\s+)?((?:19|20)\d{2})\W*$")
-_STOP_LINE = re.compile(
-    r"abstract|university|universit[éa]|institut|laborator|department|school of|college|faculty|research|"
-    r"\bai\b|google|facebook|meta|microsoft|@|https?:|www\.|\bemail\b|e-mail|received|accepted|supervisor",
-    re.IGNORECASE,
-)
-_NOTE_MARKS = re.compile(r"[\u2217\u2020\u2021\u22c6\u00a7\u00b6#$*+\u2032\d,;]+|\b[a-z]\)")
-_NAME_WORD = re.compile(r"^(?:[A-Z\u00c0-\u00de][^\W\d_'\u2019\-]*"
-                        r"(?:[\u02b0-\u02ff\u0300-\u036f'\u2019\-][^\W\d_]*)*\.?"
-                        r"|[A-Z]\.(?:-?[A-Z]\.)*|van|von|der|den|de|da|"
-                        r"del|la|las|le|du|dos|di|bin|al)$")
-_GREEK = re.compile(r"[\u0370-\u03ff]")
+_INFO_AUTHOR_STOP = re.compile(r"@|team|\bieee\b|university|http|institut|department", re.IGNORECASE)
 
 
-def split_author_names(text: str) -> list[str]:
-    """Names in an author line ("A. Gal, B. Eich and M. Shaver", "Kyle Lo  Lucy Lu Wang"), or
-    [] when the line does not look like names only."""
-    text = _GREEK.sub(" ", text)
-    text = re.sub(r"\s+and\s+|\s*&\s*|;", ",", text)
-    text = _NOTE_MARKS.sub(lambda m: "," if "," in m.group() or ";" in m.group() else " ", text)
-    text = re.sub(r"(?<=[a-z])(?=[A-Z][a-z])", " ", text)  # "Rücklé∗Abhishek" glued by a mark
-    pieces = [p.strip() for p in re.split(r",|\s{2,}", text) if p.strip()]
-    names: list[str] = []
-    for piece in pieces:
-        words = piece.split()
-        if not 2 <= len(words) <= 5 or not all(_NAME_WORD.match(w) for w in words):
-            if len(words) > 5 and all(_NAME_WORD.match(w) for w in words):
-                # names separated by single spaces only ("Jacob Devlin Ming-Wei Chang"): pairs
-                names.extend(" ".join(words[i:i + 2]) for i in range(0, len(words) - 1, 2))
-                continue
-            return []
-        if not any(len(w.rstrip(".")) > 1 and w[0].isupper() for w in words[1:]):
-            return []
-        names.append(" ".join(words))
-    return names
+def arxiv_year(arxiv_id: str | None) -> int | None:
+    """The year of an arXiv identifier: yymm of ``2005.11401`` (2020), yy of ``hep-th/9901001``."""
+    if not arxiv_id:
+        return None
+    m = re.match(r"(\d{2})(\d{2})\.\d{4,5}", arxiv_id) or re.search(r"/(\d{2})(\d{2})\d{3}", arxiv_id)
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return None
+    yy = int(m.group(1))
+    return 1900 + yy if yy >= 91 else 2000 + yy
+
+
+def find_arxiv_id(text: str) -> str | None:
+    """An ``arXiv:`` identifier in ``text`` (without its version), or None."""
+    m = _ARXIV_ID.search(text or "")
+    return m.group(1) if m and arxiv_year(m.group(1)) else None
+
+
+def find_doi(text: str) -> str | None:
+    """The first DOI in ``text`` (lower case, without a trailing full stop), or None."""
+    m = _DOI.search(text or "")
+    return m.group(1).rstrip(".,;").lower() if m else None
 
 
 def _looks_like_title(text: str) -> bool:
@@ -71,62 +91,99 @@ def _plausible_info_title(title: str) -> bool:
     return _looks_like_title(title)
 
 
+def _info_authors(author: str) -> list[str] | None:
+    """Names from an information dictionary's /Author ("A ; B", "\u00a9 N. Stemen, University of X")."""
+    pieces = [p.strip(" \u00a9") for p in re.split(r"[;,]", author.replace("\u00a9", " ")) if p.strip(" \u00a9")]
+    kept = [p for p in pieces if not _INFO_AUTHOR_STOP.search(p)]
+    if not kept or (len(kept) < len(pieces) and len(kept) > 1):
+        return None
+    names = split_author_names(", ".join(kept))
+    return names or None
+
+
 def _info(reader) -> dict:
-    """Title, authors and year from the document information dictionary and XMP."""
-    out: dict = {"title": None, "authors": None, "year": None}
+    """Title, authors, year (XMP's date), creation year, DOI and venue from the document information
+    dictionary and XMP."""
+    out: dict = {"title": None, "authors": None, "year": None, "created": None, "doi": None, "venue": None,
+                 "text": ""}
     try:
         info = reader.metadata or {}
         title = str(info.get("/Title") or "").strip()
         author = str(info.get("/Author") or "").strip()
+        created = str(info.get("/CreationDate") or "")
+        out["text"] = " ".join(str(v) for v in info.values())[:4000]
     except Exception:  # noqa: BLE001 - a damaged info dictionary is not worth failing over
-        title, author = "", ""
-    xmp_title, xmp_author, xmp_year = _xmp(reader)
+        title, author, created = "", "", ""
+    m = re.match(r"D:((?:19|20)\d{2})", created)
+    out["created"] = int(m.group(1)) if m else None
+    xmp_title, xmp_author, xmp_year, xmp_ids = _xmp(reader)
     title, author, out["year"] = title or xmp_title, author or xmp_author, xmp_year
+    title = " ".join(title.split())
+    cut = _IN_TITLE_VENUE.match(title)
+    if cut:
+        title, out["venue"] = cut.group("title"), cut.group("venue").strip()
     if title and _plausible_info_title(title):
-        out["title"] = " ".join(title.split())
-    if author and not re.search(r"@|team|\bieee\b|\u00a9|university|http", author, re.IGNORECASE):
-        names = split_author_names(author.replace(";", ","))
-        out["authors"] = names or None
+        out["title"] = fix_spacing_accents(title)
+    if author:
+        out["authors"] = _info_authors(author)
+    out["doi"] = find_doi(xmp_ids) or find_doi(out["text"])
     return out
 
 
-def _xmp(reader) -> tuple[str, str, int | None]:
-    """Title, authors and year from the XMP packet ("", "", None when absent or unreadable)."""
+def _xmp(reader) -> tuple[str, str, int | None, str]:
+    """Title, authors, year and identifiers from the XMP packet (empty when absent or unreadable)."""
     try:
         xmp = reader.xmp_metadata
         if xmp is None:
-            return "", "", None
+            return "", "", None, ""
         title = str((xmp.dc_title or {}).get("x-default") or "").strip()
         author = "; ".join(a for a in (xmp.dc_creator or []) if a).strip()
         dates = [str(d) for d in (xmp.dc_date or [])]
+        ids = " ".join(str(i) for i in (xmp.dc_identifier or []))
     except Exception:  # noqa: BLE001 - a damaged XMP packet is not worth failing over
-        return "", "", None
+        return "", "", None, ""
     year = int(dates[0][:4]) if dates and dates[0][:4].isdigit() else None
-    return title, author, year
+    return title, author, year, ids
 
 
-def _largest_text(page) -> str:
-    """The text set in the largest font on the page, the arXiv stamp left aside."""
-    parts: list[tuple[float, str]] = []
+def _pieces(page) -> list[tuple[float, str, float]]:
+    """The page's text pieces in reading order: (font size, text, baseline)."""
+    parts: list[tuple[float, str, float]] = []
 
     def visit(text, cm, tm, font_dict, font_size):
-        if not text or not text.strip():
+        if not text:
             return
-        size = float(font_size or 0) * (abs(tm[3]) or abs(tm[0]) or 1) * (abs(cm[3]) or abs(cm[0]) or 1)
-        parts.append((round(size, 1), text))
+        scale = (abs(tm[3]) or abs(tm[0]) or 1) * (abs(cm[3]) or abs(cm[0]) or 1)
+        parts.append((round(float(font_size or 0) * scale, 1), text, float(tm[5]) * (abs(cm[3]) or 1) + cm[5]))
 
     page.extract_text(visitor_text=visit)
-    parts = [(s, t) for s, t in parts if not t.strip().startswith("arXiv:") and sum(c.isalpha() for c in t) >= 3]
-    if not parts:
-        return ""
-    largest = max(s for s, _ in parts)
-    return " ".join(" ".join(t for s, t in parts if s == largest).split())
+    return parts
 
 
-def _first_page(lines: list[str], big: str) -> dict:
+def _title_span(pieces: list[tuple[float, str, float]]) -> tuple[str, int]:
+    """The text set in the largest font (an arXiv stamp left aside), and the index after its last piece."""
+    usable = [i for i, (_, t, _) in enumerate(pieces)
+              if not t.strip().startswith("arXiv:") and sum(c.isalpha() for c in t) >= 3]
+    if not usable:
+        return "", 0
+    largest = max(pieces[i][0] for i in usable)
+    at = [i for i in usable if pieces[i][0] == largest]
+    total = sum(len(t.strip()) for _, t, _ in pieces)
+    if total >= _TITLE_PAGE_CHARS and sum(len(pieces[i][1].strip()) for i in at) > total / 2:
+        return "", 0  # most of a full page is set in its largest font: that is body text, not a title
+    first = at[0]
+    last = first
+    for i in at[1:]:
+        if i - last > 3:
+            break
+        last = i
+    text = " ".join(" ".join(pieces[i][1] for i in range(first, last + 1) if pieces[i][0] == largest).split())
+    return text, last + 1
+
+
+def _first_page_title(lines: list[str], big: str) -> str | None:
     from rapidfuzz import fuzz
 
-    out: dict = {"title": None, "authors": None, "year": None}
     head = [line.strip() for line in lines[:12] if line.strip()]
     title_at: list[int] = []
     if big and _looks_like_title(big):
@@ -137,60 +194,110 @@ def _first_page(lines: list[str], big: str) -> dict:
                 title_at.append(i)
             elif title_at:
                 break
-    if title_at:
-        title = " ".join(head[i] for i in title_at)
-        title = re.sub(r"(?<=\w)- (?=\w)", "-", title)
-        if _looks_like_title(title):
-            out["title"] = title
-        names: list[str] = []
-        for line in head[title_at[-1] + 1: title_at[-1] + 6]:
-            if _STOP_LINE.search(line) or _DATE_LINE.match(line):
-                break
-            found = split_author_names(line)
-            if not found:
-                break
+    if not title_at:
+        return None
+    title = re.sub(r"(?<=\w)- (?=\w)", "-", " ".join(head[i] for i in title_at))
+    return title if _looks_like_title(title) else None
+
+
+def _text_authors(lines: list[str], title: str | None) -> list[str] | None:
+    """Authors from the plain text: the lines of names after the title (a PDF whose pieces carry no sizes)."""
+    from rapidfuzz import fuzz
+
+    head = [line.strip() for line in lines[:16] if line.strip()]
+    start = 0
+    if title:
+        for i, line in enumerate(head):
+            if fuzz.partial_ratio(line.lower(), title.lower()) >= 85:
+                start = i + 1
+    names: list[str] = []
+    for line in head[start:start + 6]:
+        if _DATE_LINE.match(line) or END_OF_BLOCK.match(line):
+            break
+        found = [] if STOP_LINE.search(line) or ADDRESS.search(line) else split_author_names(line)
+        if found:
             names.extend(found)
-        out["authors"] = names or None
-        for line in head[title_at[-1] + 1: title_at[-1] + 4]:
-            m = _DATE_LINE.match(line)
-            if m and m.group(1)[:3].lower() in _MONTHS:
-                out["year"] = int(m.group(2))
-                break
-    return out
+        elif names:
+            break
+    return names or None
 
 
-def guess_metadata(reader, first_page_text: str) -> dict:
-    """``{"title", "authors", "year"}`` of a PDF (each None when unsure).
+def _venue_year(text: str, info_venue: str | None) -> tuple[int | None, str | None]:
+    """The year and venue a venue, journal or copyright line gives, (None, None) when none does."""
+    m = _VENUE_LINE.search(text)
+    if m:
+        year = next(int(m.group(g)) for g in ("y1", "y2", "y3", "y4") if m.group(g))
+        venue = " ".join(m.group("venue").split())
+        if m.group("y4"):
+            venue = None
+        return year, venue
+    if info_venue:
+        years = _YEAR.findall(info_venue)
+        if years:
+            return int(years[0]), info_venue
+    for pattern in (_JOURNAL_PAGES, _JOURNAL_REF, _COPYRIGHT):
+        m = pattern.search(text)
+        if m:
+            return int(m.group(1)), None
+    return None, info_venue
 
-    ``reader`` is an open ``pypdf.PdfReader``; ``first_page_text`` the cleaned text of page 1.
+
+def _date_line_year(lines: list[str]) -> int | None:
+    for line in lines[:12]:
+        m = _DATE_LINE.match(line.strip())
+        if m and m.group(1)[:3].lower() in _MONTHS:
+            return int(m.group(2))
+        m = re.search(r"\[\s*([A-Za-z]{3,9})\s+\d{1,2},\s+((?:19|20)\d{2})\b", line)  # "[ July 29, 2021 at ..."
+        if m and m.group(1)[:3].lower() in _MONTHS:
+            return int(m.group(2))
+    return None
+
+
+def guess_metadata(reader, first_page_text: str, file_name: str | None = None) -> dict:
+    """``{"title", "authors", "year", "doi", "arxiv_id", "venue", "origin"}`` of a PDF (each None
+    when unsure; ``origin`` maps each field found to where it came from).
+
+    ``reader`` is an open ``pypdf.PdfReader``; ``first_page_text`` the cleaned text of page 1;
+    ``file_name`` the file's name (arXiv names its downloads by their identifier).
     """
-    out = _info(reader)
+    info = _info(reader)
     text = first_page_text or ""
-    big = ""
+    lines = text.splitlines()
+    pieces: list[tuple[float, str, float]] = []
     try:
         if len(reader.pages):
-            big = _largest_text(reader.pages[0])
+            pieces = _pieces(reader.pages[0])
     except Exception:  # noqa: BLE001 - metadata is a bonus, never a reason to fail an ingest
-        big = ""
-    page = _first_page(text.splitlines(), big)
-    out["title"] = out["title"] or page["title"]
-    out["authors"] = out["authors"] or page["authors"]
-    stamp = _ARXIV_STAMP.search(big + "\n" + text) or _ARXIV_STAMP.search(_stamp_text(reader))
-    if stamp:
-        out["year"] = int(stamp.group(1))
-    elif out["year"] is None:
-        for pattern in (_COPYRIGHT, _JOURNAL_REF):
-            m = pattern.search(text[:3000])
-            if m:
-                out["year"] = int(m.group(1))
-                break
-        else:
-            out["year"] = page["year"]
+        pieces = []
+    big, title_end = _title_span(pieces)
+    out = dict(EMPTY_RECORD)
+    origin: dict[str, str] = {}
+    out["title"] = info["title"] or _first_page_title(lines, big)
+    authors = info["authors"]
+    if not authors and pieces and title_end:
+        authors = author_block(pieces, title_end) or None
+    out["authors"] = authors or _text_authors(lines, out["title"])
+    raw = "".join(p[1] for p in pieces)
+    stamp = _ARXIV_STAMP.search(raw) or _ARXIV_STAMP.search(text)
+    arxiv_id = stamp.group(1) if stamp else (find_arxiv_id(text) or find_arxiv_id(info["text"]))
+    if arxiv_id:
+        origin["arxiv_id"] = "pdf"
+    elif file_name:
+        m = _ARXIV_FILE.search(file_name)
+        if m and arxiv_year(m.group(1)):
+            arxiv_id = m.group(1)
+            origin["arxiv_id"] = "file name"
+    out["arxiv_id"] = arxiv_id
+    out["doi"] = find_doi(text[:6000]) or info["doi"]
+    venue_year, out["venue"] = _venue_year(text, info["venue"])
+    if arxiv_year(arxiv_id):
+        out["year"] = arxiv_year(arxiv_id)
+        origin["year"] = "arxiv"
+        out["venue"] = out["venue"] or ("arXiv" if stamp else None)
+    else:
+        out["year"] = venue_year or info["year"] or _date_line_year(lines) or info["created"]
+    for key in ("title", "authors", "year", "doi", "venue"):
+        if out[key] and key not in origin:
+            origin[key] = "pdf"
+    out["origin"] = origin
     return out
-
-
-def _stamp_text(reader) -> str:
-    try:
-        return reader.pages[0].extract_text() or "" if len(reader.pages) else ""
-    except Exception:  # noqa: BLE001
-        return ""

@@ -1,7 +1,7 @@
 """The extraction worker process: reads PDFs sent on its stdin, inside a memory limit.
 
 Run as ``python -m rag_core.pdf.worker MEMORY_BYTES`` by
-:class:`rag_core.collections.ingest.extraction.ExtractionPool`. A plain child process (not ``multiprocessing``,
+:class:`rag_core.pdf.pool.ExtractionPool`. A plain child process (not ``multiprocessing``,
 which would re-run the parent's main script, such as a Streamlit page) that imports only
 the PDF reader (about 50 MB of address space).
 

@@ -3,15 +3,17 @@ list's rows moved against another list (:func:`movement`, :func:`mark_movement`)
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from rag_core.index.build import RagIndex
 from rag_core.retrieval.exact import search_exact
 from rag_core.retrieval.ranking import QueryScores, search_lexical, search_with_spec, spec_status
 from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
-from rag_core.settings import EXACT_COUNT_LIMIT
+from rag_core.settings import COMPARE_THREADS, EXACT_COUNT_LIMIT
 from rag_core.text.query import check_query
 from rag_core.types import ExactHit, HybridRow, LexicalRow, Movement
 
@@ -91,6 +93,20 @@ def first_stage_text(row: dict) -> str:
     return " · ".join(f"{name} {ranks[name] or '–'}" for name in ("tfidf", "bm25", "dense") if name in ranks)
 
 
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """Threads for the exact search of a comparison (its own: the segment pool's threads may be
+    waiting on the ranked lists of the same comparison)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=COMPARE_THREADS, thread_name_prefix="rag-core-compare")
+        return _executor
+
+
 def compare(
     query: str,
     index: RagIndex,
@@ -115,34 +131,41 @@ def compare(
     scores = QueryScores(index, query)
     timings: dict[str, float] = {}
 
-    t0 = time.perf_counter()
-    # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
-    tfidf = [r for r in search_lexical(scores, index, top, sources=sources) if r["cosine"] > 0]
-    timings["tfidf"] = (time.perf_counter() - t0) * 1000
+    def exact_places():  # in another thread, beside the ranked lists (RE2 and NumPy release the GIL)
+        t0 = time.perf_counter()
+        try:  # every place, to count them; the list keeps those most about the question
+            found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
+                                 mode=exact_mode, sources=sources, every_match=True)
+            return found, None, time.perf_counter() - t0
+        except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
+            return [], str(exc), time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    hybrid = search_with_spec(scores, index, spec, top=top, sources=sources)
-    timings["hybrid"] = (time.perf_counter() - t0) * 1000
+    exact_job = _pool().submit(exact_places)
+    try:
+        t0 = time.perf_counter()
+        # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
+        tfidf = [r for r in search_lexical(scores, index, top, sources=sources) if r["cosine"] > 0]
+        timings["tfidf"] = (time.perf_counter() - t0) * 1000
+
+        t0 = time.perf_counter()
+        hybrid = search_with_spec(scores, index, spec, top=top, sources=sources)
+        timings["hybrid"] = (time.perf_counter() - t0) * 1000
+    finally:
+        found, exact_error, seconds = exact_job.result()
     status = spec_status(spec)
     if hybrid and hybrid[0].get("reranker_detail") and status.reranker is None:  # the fusion actually used
         status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
 
     t0 = time.perf_counter()
-    exact_error = None
-    try:  # every place, to count them; the list keeps those most about the question
-        found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
-                             mode=exact_mode, sources=sources, every_match=True)
-    except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
-        found, exact_error = [], str(exc)
     for hit in found:
         # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
         # TF-IDF cosine to the query, as in the other two lists, and orders the list.
-        hit.update(score=1.0, score_type="exact", cosine=float(scores.tfidf[hit["chunk_index"]]),
-                   doc_id=index.chunks[hit["chunk_index"]].get("doc_id"))
+        hit.update(score=1.0, score_type="exact", cosine=float(scores.tfidf[hit["chunk_index"]]))
     exact = sorted(found, key=lambda h: (-h["cosine"], h["chunk_index"]))[:max_exact_hits]
     for rank, hit in enumerate(exact, start=1):
         hit["rank"] = rank
-    timings["exact"] = (time.perf_counter() - t0) * 1000
+        hit["doc_id"] = index.chunks[hit["chunk_index"]].get("doc_id")
+    timings["exact"] = (seconds + time.perf_counter() - t0) * 1000
 
     tfidf_ranks = {r["chunk_index"]: r["rank"] for r in tfidf}
     hybrid_ranks = {r["chunk_index"]: r["rank"] for r in hybrid}

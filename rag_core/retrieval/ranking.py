@@ -15,6 +15,7 @@ import numpy as np
 from rag_core.index.build import RagIndex
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
+from rag_core.index.mapped import read_rows
 from rag_core.models.loading import ModelUnavailableError, resolve_model
 from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from rag_core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
@@ -153,10 +154,11 @@ def search_lexical(query: str | QueryScores, index: RagIndex, top: int = 10, *, 
     return _lexical(_scores(query, index), top, method, sources)
 
 
-def search_dense(query: str, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
+def search_dense(query: str | QueryScores, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
                  sources: Collection[str] | None = None) -> list[DenseRow]:
-    """Bi-encoder cosine ranking (``score_type`` "dense_cosine")."""
-    scores = QueryScores(index, check_query(query))
+    """Bi-encoder cosine ranking (``score_type`` "dense_cosine"; ``query``: the text, or the
+    :class:`QueryScores` other lists of the same query share)."""
+    scores = _scores(query, index)
     if getattr(index, "ann", None) is not None and not sources and embedding_model in (None, index.embedding_model):
         order, values = index.dense_top(scores.query, top)  # a large index: through its HNSW graph
         dense = dict(zip(order.tolist(), values.tolist(), strict=True))
@@ -362,6 +364,7 @@ def search_with_spec(
         if unknown:
             # a candidate without a vector counts as the pool's least similar in score fusion
             known = [dense[i] for i in candidates if np.isfinite(dense[i])]
+            dense = np.array(dense, dtype=np.float32)  # not the shared QueryScores' array
             dense[unknown] = min(known, default=0.0)
             first_stage["dense"] = dense
 
@@ -480,11 +483,11 @@ def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> li
     """``ordered`` (candidate, score, cut) reordered by maximal marginal relevance."""
     from rag_core.retrieval.rerankers.diversity import DiversityReranker
 
-    def vector(i: int):
-        if index.embeddings is None or (index.dense_mask is not None and not index.dense_mask[i]):
-            return None
-        return index.embeddings[i]
-
-    items = [{"text": index.chunks[i]["text"], "score": float(score), "embedding": vector(i), "item": (i, score, cut)}
-             for i, score, cut in ordered]
+    rows = np.fromiter((i for i, _, _ in ordered), dtype=np.int64, count=len(ordered))
+    vectors = None  # the pool's vectors read at once (a memory-mapped row each was ~20 ms a query)
+    if index.embeddings is not None and len(rows) and (index.dense_mask is None or index.dense_mask[rows].all()):
+        vectors = np.asarray(read_rows(index.embeddings, rows), dtype=np.float32)
+    items = [{"text": "" if vectors is not None else index.chunks[i]["text"], "score": float(score),
+              "embedding": None if vectors is None else vectors[n], "item": (i, score, cut)}
+             for n, (i, score, cut) in enumerate(ordered)]
     return [r["item"] for r in DiversityReranker(lambda_param).rerank("", items)]

@@ -128,13 +128,16 @@ def assemble_documents(chunks: Sequence[dict]) -> list[DocumentText]:
     Chunks without an integer ``start`` (hand-made chunk lists) are documents of their own.
     """
     groups: dict[object, list[int]] = {}
+    read: dict[int, dict] = {}  # each chunk read once (a stored chunk is built from its columns)
     for i, chunk in enumerate(chunks):
+        read[i] = chunk
         offset = chunk.get("start")
         if isinstance(offset, int) and not isinstance(offset, bool):
             key = chunk.get("doc_id") or chunk.get("source")
         else:
             key = ("chunk", i)
         groups.setdefault(key, []).append(i)
+    chunks = read
     documents = []
     for key, members in groups.items():
         if isinstance(key, tuple):

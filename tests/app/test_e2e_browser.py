@@ -202,7 +202,7 @@ def test_browser_end_to_end(tmp_path, capsys):
                 dialog = page.get_by_role("dialog")
                 expect(dialog.get_by_text("Hybrid #2")).to_be_visible()
                 expect(dialog.locator(".rc-passage mark").first).to_be_visible()
-                expect(dialog.locator('[data-testid="stImage"] img')).to_be_visible()
+                expect(dialog.locator('[data-testid="stImage"] img').first).to_be_visible()
                 box = dialog.locator(".rc-passage").bounding_box()
                 assert box and box["y"] < HEIGHT - 100, f"the passage starts at {box} in a {HEIGHT} px window"
                 no_exception(page)

@@ -104,7 +104,13 @@ def test_judging_metrics_knobs_and_movement_on_compare(lab_dir, monkeypatch):
     at.selectbox(key=f"cmp_reranker_{COLLECTION}").set_value("mmr").run()
     clean(at)
     assert "maximal marginal relevance" in " ".join(h.value for h in at.html)
+    # the lab's tabs draw only the open one: no chart behind the judging cards
+    assert not (at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"))
+    at.session_state["cmp_lab_tab"] = "What the reranker did"
+    at.run()
+    clean(at)
     assert at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart"), "the slope chart is drawn"
+    assert not grade_controls(at), "the judging cards are not drawn behind the chart"
 
 
 def _library(root):
@@ -154,7 +160,13 @@ def test_lab_page_query_set_snapshots_optimiser_and_cli_figures(lab_dir, monkeyp
             mean = printed["methods"][method][metric]["mean"]
             assert row[column].startswith(f"{mean:.3f}"), (method, metric, row[column], mean)
 
+    # only the open tab is drawn: nothing of the snapshots or the optimiser behind the query set
+    assert not [t for t in at.text_input if t.key == "snapshot_label"]
+    assert not [b for b in at.button if b.key == "FormSubmitter:optimiser_form-Run the optimiser"]
+
     # snapshots: save, change a setting, save again, compare
+    at.session_state["tab"] = "Snapshots"
+    at.run()
     at.text_input(key="snapshot_label").input("defaults")
     at.button(key="FormSubmitter:snapshot_form-Save snapshot").click().run()
     clean(at)
@@ -168,6 +180,8 @@ def test_lab_page_query_set_snapshots_optimiser_and_cli_figures(lab_dir, monkeyp
     assert any("pool: 30 → 5" in h.value for h in at.html), "the snapshot diff names the changed setting"
 
     # the optimiser, then its settings as the collection's default
+    at.session_state["tab"] = "Optimiser"
+    at.run()
     at.button(key="FormSubmitter:optimiser_form-Run the optimiser").click().run()
     clean(at)
     assert any("Held out (leave one query out)" in h.value for h in at.html)
@@ -178,6 +192,8 @@ def test_lab_page_query_set_snapshots_optimiser_and_cli_figures(lab_dir, monkeyp
         assert "search" in _library(lab_dir).settings(COLLECTION)
 
     # export
+    at.session_state["tab"] = "Import / export"
+    at.run()
     downloads = list(at.get("download_button"))
     assert len(downloads) == 2, "judgments as CSV and as a BEIR zip"
 

@@ -209,7 +209,8 @@ def test_a_manuscript_checked_reported_and_exported(built_data_dir, monkeypatch,
     run_check(at)
     table = report(at)
     assert list(table.columns) == ["#", "statement", "verdict", "meaning", "meaning cues", "document", "page",
-                                   "printed page", "similarity", "changed words", "cited", "misattributed"]
+                                   "printed page", "similarity", "changed words", "cited", "cited \u2192 matched to",
+                                   "misattributed"]
     # most severe first: the changed number, the two not found, the misattributed quote, related, verbatim
     assert list(table["#"]) == [2, 4, 7, 5, 3, 1, 6]
     table = table.set_index("#").sort_index()  # back in the manuscript's order

@@ -127,7 +127,7 @@ def test_report_records():
     assert records[1] == {"#": 1, "statement": "=SUM(A1)", "verdict": "verbatim", "meaning": "",
                           "meaning cues": "", "document": "Gao et al. 2017 \u00b7 Wormholes", "page": 3,
                           "printed page": "117", "similarity": 1.0, "changed words": "", "cited": "[1]",
-                          "misattributed": MISATTRIBUTED}
+                          "cited \u2192 matched to": "", "misattributed": MISATTRIBUTED}
     assert records[2]["document"] == "b.pdf" and records[2]["changed words"] == "8.5 \u2192 2.5"
     assert records[2]["printed page"] == "" and records[2]["misattributed"] == ""
     assert records[0]["document"] == "" and records[0]["page"] is None  # a closest passage is not evidence

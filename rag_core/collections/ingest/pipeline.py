@@ -5,7 +5,7 @@
 1. **Read** each input safely (:mod:`rag_core.collections.ingest.inputs`) and skip what the
    collection already holds (same SHA-256).
 2. **Extract** each new file in a worker process under a time and a memory budget
-   (:mod:`rag_core.collections.ingest.extraction`). The collection's lock is not held
+   (:mod:`rag_core.pdf.pool`). The collection's lock is not held
    meanwhile, so other ingests go on. Files with pages to read by OCR wait for step 4b.
 3. **Chunk** each file read.
 4. **Commit** the new documents under the collection's lock: chunks, TF-IDF and BM25 over
@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
-from rag_core.collections.ingest.extraction import ExtractionPool, PageCounter
 from rag_core.collections.ingest.inputs import InputFile, read_input
 from rag_core.collections.ingest.ocr_layers import flag_chunks, layer_key, record_summary
 from rag_core.collections.ingest.progress import IngestProgress, _Clock
@@ -44,6 +43,7 @@ from rag_core.collections.store.base import CollectionStore, EmbeddingStatus
 from rag_core.errors import StoreConnectionError
 from rag_core.pdf.extraction import PdfExtraction
 from rag_core.pdf.ocr import OCR_MODES
+from rag_core.pdf.pool import ExtractionPool, PageCounter
 from rag_core.settings import EXTRACT_WORKERS, OCR_LANG, SEGMENT_MAX_CHUNKS, ocr_threads
 from rag_core.text.passage_context import chunk_pdf
 
@@ -455,6 +455,8 @@ def _document_record(doc_id: str, source: str, upload: InputFile, extraction: Pd
         "has_page_labels": any(p.label for p in extraction.pages), "added": time.time(),
         "warnings": list(extraction.warnings or []),
         "title": metadata.get("title"), "authors": metadata.get("authors"), "year": metadata.get("year"),
+        "doi": metadata.get("doi"), "arxiv_id": metadata.get("arxiv_id"), "venue": metadata.get("venue"),
+        "origin": dict(metadata.get("origin") or {}),
         **({"ocr": record_summary(extraction.ocr)} if record_summary(extraction.ocr) else {}),
     }
 

@@ -5,7 +5,7 @@ rate, per core), the chunks left to index (a commit refits every chunk of a coll
 segment) and the passages left to embed, each at a rate
 measured in this run blended with the one remembered from the last
 (:mod:`rag_core.collections.ingest.rates`). Files no reader has opened yet count with the
-pages the :class:`~rag_core.collections.ingest.extraction.PageCounter` found, else by
+pages the :class:`~rag_core.pdf.pool.PageCounter` found, else by
 their size.
 """
 
@@ -30,7 +30,7 @@ from rag_core.collections.ingest.rates import (
 from rag_core.settings import SEGMENT_MAX_CHUNKS, ocr_threads
 
 if TYPE_CHECKING:
-    from rag_core.collections.ingest.extraction import PageCounter
+    from rag_core.pdf.pool import PageCounter
 
 
 @dataclass

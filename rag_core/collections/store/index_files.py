@@ -117,7 +117,7 @@ def write_index_files(index: RagIndex, folder: Path) -> dict:
         "has_ann": (folder / "ann.usearch").is_file(),
         "chunk_size": index.chunk_size,
         "overlap": index.overlap,
-        "n_features": int(index.matrix.shape[1]),
+        "n_features": int(index.tfidf_matrix.shape[1]),
         "nnz": nnz,
         "files": file_checksums(folder),
     }

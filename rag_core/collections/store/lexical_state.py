@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from rag_core.errors import IndexFormatError
+from rag_core.index.postings import Postings
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
-    from sklearn.feature_extraction.text import TfidfVectorizer
 
     from rag_core.index.build import RagIndex
     from rag_core.index.lexical import BM25Index
+    from rag_core.index.tfidf import TfidfTerms
 
 VOCABULARY = "tfidf_vocabulary.json"
 IDF = "tfidf_idf.npy"
@@ -46,23 +47,25 @@ _TOP_LEVEL = {VOCABULARY, IDF, *CSC_FILES, ROW_MAJOR_MATRIX}
 class LexicalState(NamedTuple):
     """What TF-IDF and BM25 search need besides the chunks."""
 
-    vectorizer: TfidfVectorizer
-    matrix: sp.spmatrix
+    vectorizer: TfidfTerms  # the stored vocabulary and idf (rag_core.index.tfidf)
+    matrix: Postings | sp.spmatrix  # by column (SciPy's by row for the old tfidf_matrix.npz)
     bm25: BM25Index | None
 
 
 def write_lexical_state(index: RagIndex, folder: Path) -> int:
     """Write the TF-IDF and BM25 files of ``index`` into ``folder``; returns the matrix's
     stored entries."""
-    import scipy.sparse as sp
-
     from rag_core.index.lexical import tfidf_state
 
     folder = Path(folder)
-    vocabulary, idf = tfidf_state(index.vectorizer)
+    vocabulary, idf = tfidf_state(index.tfidf_model)
     (folder / VOCABULARY).write_text(json.dumps(vocabulary, ensure_ascii=False), encoding="utf-8")
     np.save(folder / IDF, idf, allow_pickle=False)
-    csc = sp.csc_matrix(index.matrix, dtype=np.float32)
+    csc = index.tfidf_matrix
+    if not isinstance(csc, Postings):  # a matrix fitted in this process (SciPy's, by row)
+        import scipy.sparse as sp
+
+        csc = sp.csc_matrix(csc, dtype=np.float32)
     for name, array in zip(CSC_FILES, (np.asarray(csc.data, dtype=np.float32), np.asarray(csc.indices, dtype=np.int32),
                                        np.asarray(csc.indptr, dtype=np.int64)), strict=True):
         np.save(folder / name, array, allow_pickle=False)
@@ -76,8 +79,6 @@ def read_lexical_state(folder: Path, *, n_chunks: int, mmap: bool = True, bm25: 
     """The state :func:`write_lexical_state` wrote for ``n_chunks`` chunks (``row_major``: the
     old single ``tfidf_matrix.npz`` instead). ``bm25``: whether to read it (None: when its
     folder is there). Files that disagree raise ``IndexFormatError`` saying how."""
-    import scipy.sparse as sp
-
     from rag_core.index.lexical import BM25Index, tfidf_from_state
 
     folder = Path(folder)
@@ -87,6 +88,8 @@ def read_lexical_state(folder: Path, *, n_chunks: int, mmap: bool = True, bm25: 
     idf = np.load(folder / IDF, allow_pickle=False)
     vectorizer = tfidf_from_state(vocabulary, idf)
     if row_major:
+        import scipy.sparse as sp
+
         matrix = sp.load_npz(folder / ROW_MAJOR_MATRIX).tocsr()
         if matrix.shape != (n_chunks, len(vocabulary)):
             raise IndexFormatError("the TF-IDF matrix does not match the chunks and terms")
@@ -98,7 +101,7 @@ def read_lexical_state(folder: Path, *, n_chunks: int, mmap: bool = True, bm25: 
             raise IndexFormatError("the TF-IDF matrix files disagree with each other")
         if len(indices) and (int(indices.max()) >= n_chunks or int(indices.min()) < 0):
             raise IndexFormatError("the TF-IDF matrix points at chunks that do not exist")
-        matrix = sp.csc_matrix((data, indices, indptr), shape=(n_chunks, len(vocabulary)), copy=False)
+        matrix = Postings(data, indices, indptr, (n_chunks, len(vocabulary)))
     if bm25 is None:
         bm25 = (folder / BM25_DIR).is_dir()
     return LexicalState(vectorizer, matrix, BM25Index.load(folder / BM25_DIR, mmap=mmap) if bm25 else None)
@@ -117,13 +120,22 @@ def lexical_state_from_bytes(files: dict[str, bytes], *, n_chunks: int) -> Lexic
     """The state from :func:`lexical_state_bytes`' files (or the older ones with
     ``tfidf_matrix.npz``), held in memory."""
     with tempfile.TemporaryDirectory(prefix="rag-core-lexical-") as tmp:
-        folder = Path(tmp)
-        (folder / BM25_DIR).mkdir()
-        for name, data in files.items():
-            inner = name[len(BM25_DIR) + 1:] if name.startswith(f"{BM25_DIR}/") else None
-            if name not in _TOP_LEVEL and not (inner and "/" not in inner and not inner.startswith(".")):
-                raise ValueError(f"unexpected lexical file name {name!r}")
-            (folder / name).write_bytes(data)
-        row_major = ROW_MAJOR_MATRIX in files and CSC_FILES[-1] not in files
-        return read_lexical_state(folder, n_chunks=n_chunks, mmap=False, row_major=row_major,
-                                  bm25=any(name.startswith(f"{BM25_DIR}/") for name in files))
+        write_lexical_files(files, Path(tmp))
+        return read_lexical_files(Path(tmp), files, n_chunks=n_chunks, mmap=False)
+
+
+def write_lexical_files(files: dict[str, bytes], folder: Path) -> None:
+    """:func:`lexical_state_bytes`' files written into the empty ``folder`` (names checked)."""
+    (folder / BM25_DIR).mkdir()
+    for name, data in files.items():
+        inner = name[len(BM25_DIR) + 1:] if name.startswith(f"{BM25_DIR}/") else None
+        if name not in _TOP_LEVEL and not (inner and "/" not in inner and not inner.startswith(".")):
+            raise ValueError(f"unexpected lexical file name {name!r}")
+        (folder / name).write_bytes(data)
+
+
+def read_lexical_files(folder: Path, names, *, n_chunks: int, mmap: bool = True) -> LexicalState:
+    """The state from a folder :func:`write_lexical_files` wrote the files ``names`` into."""
+    row_major = ROW_MAJOR_MATRIX in names and CSC_FILES[-1] not in names
+    return read_lexical_state(folder, n_chunks=n_chunks, mmap=mmap, row_major=row_major,
+                              bm25=any(name.startswith(f"{BM25_DIR}/") for name in names))

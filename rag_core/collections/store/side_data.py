@@ -1,6 +1,7 @@
 """Side data as every backend keeps it: committed generations with checksums, and copies.
 
-A collection's side data (the relevance lab's judgments and snapshots) is a JSON value per key,
+A collection's side data (the relevance lab's judgments and snapshots, the documents' corrected
+and imported bibliographic records) is a JSON value per key,
 kept outside the collection's versions and replaced whole. The store does not know what a value
 means (the lab does); it knows that a person's hours of grading must not vanish. So every write
 of a key is a *generation*:
@@ -67,6 +68,8 @@ def sha256_hex(data: bytes) -> str:
 
 def what(key: str) -> str:
     """How a message names a key: "the relevance lab's judgments"."""
+    if key.split("/")[0] == "records":
+        return "the collection's corrected and imported records"
     return f"the relevance lab's {key.split('/')[0]}"
 
 

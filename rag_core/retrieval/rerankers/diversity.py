@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rag_core.index.products import gram
 from rag_core.retrieval.rerankers.base import RerankerBase, result_text
 from rag_core.settings import MMR_LAMBDA
 
@@ -29,7 +30,7 @@ class DiversityReranker(RerankerBase):
             vectors = np.asarray([r["embedding"] for r in results], dtype=np.float32)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.where(norms == 0, 1.0, norms)
-            return vectors @ vectors.T
+            return gram(vectors)
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         texts = [result_text(r) or " " for r in results]

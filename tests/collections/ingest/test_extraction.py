@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -12,36 +11,13 @@ import time
 import pytest
 
 from rag_core import settings
-from rag_core.collections.ingest.extraction import ExtractionPool, PageCounter
 from rag_core.collections.library import Library
+from rag_core.pdf.pool import ExtractionPool, PageCounter
+from rag_core.testing import slow_pdf
 from tests.support import REPO
 
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages
-
-
-def slow_pdf(pages: int = 50, repeats: int = 80_000, padding: int = 0) -> bytes:
-    """A small PDF whose pages share one content stream that pypdf needs seconds a page to read
-    (~1.7 s on a quiet 2-core machine: the cost grows with the square of ``repeats``), or, with
-    ``padding`` bytes of white space in it, a stream that needs that much memory."""
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({
-        NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
-        NameObject("/BaseFont"): NameObject("/Helvetica")}))
-    stream = DecodedStreamObject()
-    stream.set_data(b"BT /F1 12 Tf 72 720 Td " + b"(x) Tj " * repeats + b" " * padding + b"ET")
-    content = writer._add_object(stream.flate_encode())
-    for _ in range(pages):
-        page = writer.add_blank_page(612, 792)
-        page[NameObject("/Contents")] = content
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def test_a_slow_pdf_is_stopped_at_its_time_budget(pdf_dir):

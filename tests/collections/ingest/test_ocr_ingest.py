@@ -7,11 +7,11 @@ import time
 
 import pytest
 
-from rag_core.collections.ingest.extraction import ExtractionPool
 from rag_core.collections.ingest.ocr_layers import layer_key
 from rag_core.collections.ingest.rates import measured_rates
 from rag_core.collections.library import Library
 from rag_core.pdf.ocr import find_tesseract
+from rag_core.pdf.pool import ExtractionPool
 from rag_core.retrieval.exact import search_exact
 from rag_core.testing import scanned_pdf
 

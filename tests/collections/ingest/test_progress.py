@@ -7,8 +7,9 @@ import time
 import pytest
 
 from rag_core import settings
-from rag_core.collections.ingest import extraction, progress, rates
+from rag_core.collections.ingest import progress, rates
 from rag_core.collections.library import Library
+from rag_core.pdf import pool as extraction
 
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
 SMALL = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"  # 4 pages

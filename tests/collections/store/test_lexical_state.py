@@ -14,6 +14,7 @@ from rag_core.collections.library import Library
 from rag_core.collections.store.index_files import save_index
 from rag_core.collections.store.lexical_state import lexical_state_bytes, lexical_state_from_bytes
 from rag_core.index.build import build_index
+from rag_core.index.postings import Postings
 from rag_core.retrieval.ranking import search_lexical
 
 OTHER = "awkward_apl2011_custom_font_encoding_2col.pdf"  # 3 pages
@@ -32,7 +33,7 @@ def old_format(files: dict[str, bytes], n_chunks: int = 3) -> dict[str, bytes]:
 
     state = lexical_state_from_bytes(files, n_chunks=n_chunks)
     buffer = io.BytesIO()
-    sp.save_npz(buffer, sp.csr_matrix(state.matrix), compressed=False)
+    sp.save_npz(buffer, sp.csr_matrix(state.matrix.to_scipy()), compressed=False)
     old = {k: v for k, v in files.items() if not k.startswith("tfidf_csc_")}
     return {**old, "tfidf_matrix.npz": buffer.getvalue()}
 
@@ -53,6 +54,9 @@ def test_the_state_reads_back_and_ranks_the_same(lexical_index, written):
         files = old_format(files)
     vectorizer, matrix, bm25 = lexical_state_from_bytes(files, n_chunks=len(lexical_index.chunks))
     assert vectorizer.vocabulary_ == lexical_index.vectorizer.vocabulary_
+    if written == "now":  # by column, read without SciPy
+        assert isinstance(matrix, Postings)
+        matrix = matrix.to_scipy()
     assert (matrix != lexical_index.matrix).nnz == 0
     for query in QUERIES:
         assert np.array_equal(bm25.scores(query), lexical_index.bm25.scores(query))
@@ -106,3 +110,44 @@ def test_a_postgres_library_written_by_the_old_code_keeps_working(pg_url, pdf_di
             "rag_core.collections)")}
     assert "tfidf_csc_data.npy" in names and "tfidf_matrix.npz" not in names
 
+
+def test_a_new_process_reads_the_stored_lexical_files_from_its_disk_copy(pg_url, pdf_dir, monkeypatch, tmp_path):
+    """The first load fetches the stored TF-IDF/BM25 and keeps a disk copy named by their
+    checksums; a new process reads the copy instead of fetching (same rankings); a damaged copy
+    is noticed, removed and fetched again; old copies beyond the limit are removed."""
+    import rag_core.collections.store.postgres.cache as cache
+    import rag_core.collections.store.postgres.disk_copy as disk_copy
+    import rag_core.collections.store.postgres.store as pg_store
+
+    monkeypatch.setenv("RAG_CORE_PG_FILE_CACHE", str(tmp_path / "files"))
+    library = Library(store=pg_url)
+    library.add_pdfs("c", [pdf_dir / OTHER], compute_embeddings=False)
+    cache.lexical_cache.clear()
+    first = library.load_index("c")
+    expected = {q: search_lexical(q, first, 10, method=m) for q in QUERIES for m in ("tfidf", "bm25")}
+    copies = list((tmp_path / "files" / "lexical").iterdir())
+    assert len(copies) == 1 and (copies[0] / "tfidf_csc_data.npy").is_file()
+
+    fetched = []
+    real_fetch = pg_store.stored_lexical_files
+    monkeypatch.setattr(pg_store, "stored_lexical_files", lambda *a: fetched.append(1) or real_fetch(*a))
+    monkeypatch.setattr(cache, "fit_lexical", lambda *a, **k: pytest.fail("fitted instead of read"))
+    cache.lexical_cache.clear()  # as a new process would start
+    again = library.load_index("c")
+    assert fetched == [] and isinstance(again.tfidf_matrix.data, np.memmap)  # read from the copy, mapped
+    assert {q: search_lexical(q, again, 10, method=m) for q in QUERIES for m in ("tfidf", "bm25")} == expected
+
+    (copies[0] / "tfidf_csc_indptr.npy").write_bytes(b"garbled")  # a damaged copy
+    cache.lexical_cache.clear()
+    third = library.load_index("c")
+    assert fetched == [1]
+    assert {q: search_lexical(q, third, 10, method=m) for q in QUERIES for m in ("tfidf", "bm25")} == expected
+    assert np.load(copies[0] / "tfidf_csc_indptr.npy").ndim == 1  # made again, whole
+
+    monkeypatch.setattr(disk_copy, "PG_LEXICAL_DISK_ENTRIES", 1)
+    library.add_pdfs("c", [pdf_dir / "awkward_scanned_ocr_layer_zfn_a_1999_solitary_waves.pdf"],
+                     compute_embeddings=False)
+    cache.lexical_cache.clear()
+    library.load_index("c")
+    assert [p.name for p in (tmp_path / "files" / "lexical").iterdir()] != [copies[0].name]
+    assert len(list((tmp_path / "files" / "lexical").iterdir())) == 1

@@ -403,6 +403,50 @@ def test_hnsw_index_is_used_and_agrees_with_exact_search(pg_url):
     assert found / 200 >= 0.9  # recall@10 of HNSW against exact search
 
 
+def test_hybrid_search_takes_its_dense_stage_from_the_hnsw_index(pg_url, monkeypatch):
+    """Once a collection has its HNSW index, a loaded index's dense stage asks PostgreSQL for the
+    nearest rows (no product over every vector in process) and orders them by exact cosines; the
+    hybrid list then agrees with the one from the exact product."""
+    rng = np.random.default_rng(11)
+    n, dim = 1500, 384
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store = PostgresStore(pg_url)
+    store.create("h", {"chunk_size": 1200, "overlap": 200})
+    docs, chunks = [], []
+    for d in range(15):
+        doc_id = f"doc{d:02d}"
+        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1, "chunks": 100})
+        chunks += [{"text": f"passage {d} {i} shared words", "source": f"{doc_id}.pdf", "doc_id": doc_id}
+                   for i in range(100)]
+    with store.writing("h"):
+        store.commit("h", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=None, new_files={})
+    assert store.load_index("h").ann is None  # no HNSW index yet: the exact product
+    assert store.ensure_ann_index("h", min_chunks=1000)
+    index = store.load_index("h")
+    assert index.ann is not None and len(index.ann) == n
+    asked = []
+    real = store.nearest_in_version
+    monkeypatch.setattr(store, "nearest_in_version", lambda *a, **k: asked.append(a) or real(*a, **k))
+    found = 0
+    for q in range(10):
+        query = vectors[q * 150 + 7] + 0.02 * rng.standard_normal(dim).astype(np.float32)
+        query /= np.linalg.norm(query)
+        monkeypatch.setattr(index, "query_vector", lambda _text, _model=None, v=query: v)
+        truth = [int(i) for i in np.argsort(-(vectors @ query), kind="stable")[:10]]
+        rows, cosines = index.dense_top("passage shared words", 10)
+        assert np.allclose(cosines, vectors[rows] @ query, atol=1e-5)  # exact cosines, best first
+        assert list(cosines) == sorted(cosines, reverse=True)
+        found += len(set(truth) & set(rows.tolist()))
+        hybrid = search("passage shared words", index, top=5, cross_encoder_model="")
+        graph, index.ann = index.ann, None
+        exact = search("passage shared words", index, top=5, cross_encoder_model="")
+        index.ann = graph
+        assert hybrid[0]["chunk_index"] == exact[0]["chunk_index"]
+    assert found / 100 >= 0.9  # recall@10 against the exact product
+    assert len(asked) == 20  # every dense stage went through PostgreSQL
+
+
 def test_a_large_commit_refreshes_the_planner_statistics(pg_url):
     """Right after a bulk commit the planner took the tables for nearly empty (autovacuum had not
     come round yet) and load_index ran a nested loop over every chunk per document: 17 s cold

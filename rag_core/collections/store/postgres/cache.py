@@ -11,8 +11,9 @@ from collections import OrderedDict
 
 import numpy as np
 
-from rag_core.collections.store.lexical_state import lexical_state_from_bytes
+from rag_core.collections.store.lexical_state import LexicalState, lexical_state_from_bytes
 from rag_core.collections.store.postgres.codecs import chunk_from_row
+from rag_core.collections.store.postgres.disk_copy import keep_copy
 from rag_core.index.build import RagIndex, build_index_from_chunks
 from rag_core.index.lexical import TfidfScorer
 from rag_core.settings import PG_INDEX_CACHE_ENTRIES
@@ -69,26 +70,34 @@ def fit_lexical(chunks: list[dict], settings: dict) -> RagIndex:
                                    chunk_size=settings["chunk_size"], overlap=settings["overlap"])
 
 
-def index_from_stored(files: dict[str, bytes], chunks: list[dict], settings: dict) -> RagIndex:
-    """A :class:`RagIndex` (no vectors) from the stored TF-IDF/BM25 files and the chunks."""
-    vectorizer, matrix, bm25 = lexical_state_from_bytes(files, n_chunks=len(chunks))
-    return RagIndex(chunks=chunks, vectorizer=vectorizer, matrix=matrix, embeddings=None,
+def index_from_stored(files: dict[str, bytes], chunks: list[dict], settings: dict, *,
+                      digests: dict[str, str] | None = None) -> RagIndex:
+    """A :class:`RagIndex` (no vectors) from the stored TF-IDF/BM25 files and the chunks (with
+    ``digests``, the files' checksums: read from this machine's disk copy, made here)."""
+    state = keep_copy(files, digests, n_chunks=len(chunks)) if digests else None
+    return index_from_state(state or lexical_state_from_bytes(files, n_chunks=len(chunks)), chunks, settings)
+
+
+def index_from_state(state: LexicalState, chunks: list[dict], settings: dict) -> RagIndex:
+    return RagIndex(chunks=chunks, vectorizer=state.vectorizer, matrix=state.matrix, embeddings=None,
                     embedding_model=settings["embedding_model"], chunk_size=settings["chunk_size"],
-                    overlap=settings["overlap"], bm25=bm25)
+                    overlap=settings["overlap"], bm25=state.bm25)
 
 
-def build_lexical(name: str, settings: dict, rows: list[tuple], files: dict[str, bytes] | None) -> LexicalIndex:
-    """The searchable lexical index of a version from its chunk rows: the stored files when they
-    can be read, else fitted again (``check-store`` reports that)."""
+def build_lexical(name: str, settings: dict, rows: list[tuple], files: dict[str, bytes] | None, *,
+                  state: LexicalState | None = None, digests: dict[str, str] | None = None) -> LexicalIndex:
+    """The searchable lexical index of a version from its chunk rows: ``state`` (read from this
+    machine's disk copy) or the stored ``files`` when they can be read, else fitted again
+    (``check-store`` reports that)."""
     chunks = [chunk_from_row(text, escaped, meta) for _doc, _seq, text, escaped, meta in rows]
-    index = None
-    if files:
+    index = None if state is None else index_from_state(state, chunks, settings)
+    if index is None and files:
         try:
-            index = index_from_stored(files, chunks, settings)
+            index = index_from_stored(files, chunks, settings, digests=digests)
         except (KeyError, TypeError, ValueError, OSError) as exc:  # damaged: fit again (check-store says so)
             log.warning("Collection %r: stored TF-IDF/BM25 unusable (%s); fitting them again", name, exc)
     if index is None:
         index = fit_lexical(chunks, settings)
-    index._tfidf_scorer = TfidfScorer(index.vectorizer, index.matrix)
+    index._tfidf_scorer = TfidfScorer(index.tfidf_model, index.tfidf_matrix)
     keys = np.array([(doc, seq) for doc, seq, *_ in rows], dtype=np.int64).reshape(len(rows), 2)
     return LexicalIndex(index, keys)

@@ -96,6 +96,37 @@ def vectors_from_raw(rows: Sequence[bytes | None], dim: int | None) -> tuple[np.
     return matrix, mask
 
 
+COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\0"
+
+
+def vectors_from_copy(data: bytes, dim: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """:func:`vectors_from_raw` from one column of pgvector vectors in PostgreSQL's binary COPY
+    format: a fixed-size record per row when every row has a vector (read as one array), else
+    walked row by row."""
+    if not data.startswith(COPY_SIGNATURE) or len(data) < 21:
+        raise ValueError("not PostgreSQL binary COPY data")
+    start = 19 + int.from_bytes(data[15:19], "big")  # past the header and its extension area
+    body = data[start:len(data) - 2]  # the trailer is a field count of -1
+    if data[-2:] != b"\xff\xff":
+        raise ValueError("PostgreSQL binary COPY data without its trailer")
+    record = np.dtype([("fields", ">i2"), ("length", ">i4"), ("dim", ">u2"), ("unused", ">u2"), ("v", ">f4", (dim,))])
+    if len(body) % record.itemsize == 0:
+        rows = np.frombuffer(body, dtype=record)
+        if (rows["fields"] == 1).all() and (rows["length"] == 4 + 4 * dim).all() and (rows["dim"] == dim).all():
+            return rows["v"].astype(np.float32), np.ones(len(rows), dtype=bool)
+    raw: list[bytes | None] = []
+    at = 0
+    while at < len(body):
+        length = int.from_bytes(body[at + 2:at + 6], "big", signed=True)
+        at += 6
+        if length < 0:
+            raw.append(None)
+        else:
+            raw.append(body[at:at + length])
+            at += length
+    return vectors_from_raw(raw, dim)
+
+
 class VectorParam:
     """A dense vector as a query parameter (placeholder ``%b``), sent in pgvector's binary
     format; the server reads it as the ``vector`` its context asks for."""

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 
 import numpy as np
 import psycopg
+from psycopg import sql
 
 from rag_core.collections.store.base import (
     COLLECTION_FORMAT,
@@ -19,7 +21,12 @@ from rag_core.collections.store.base import (
     same_name,
     validate_collection_name,
 )
-from rag_core.collections.store.postgres.codecs import RawVectorLoader, loads_from_pg, vectors_from_raw
+from rag_core.collections.store.postgres.codecs import (
+    RawVectorLoader,
+    loads_from_pg,
+    vectors_from_copy,
+    vectors_from_raw,
+)
 from rag_core.collections.store.postgres.schema import VISIBLE, version_name
 from rag_core.errors import CollectionNotFoundError
 from rag_core.settings import PG_BLOB_PART_BYTES
@@ -74,27 +81,43 @@ def documents_at(conn: psycopg.Connection, row: CollectionRow, version: int | No
 
 
 def chunk_rows(conn: psycopg.Connection, row: CollectionRow, version: int) -> list[tuple]:
-    """``(document row, seq, text, escaped, meta)`` of every chunk of ``version``, in index order."""
-    return conn.execute(
-        "SELECT c.document_id, c.seq, c.text, c.escaped, c.meta FROM rag_core.chunks c "
+    """``(document row, seq, text, escaped, meta)`` of every chunk of ``version``, in index order.
+
+    The metas come as JSON text and are parsed in one call (a jsonb parse per row was ~1 s of a
+    cold load at 100k chunks)."""
+    found = conn.execute(
+        "SELECT c.document_id, c.seq, c.text, c.escaped, c.meta::text FROM rag_core.chunks c "
         "JOIN rag_core.documents d ON d.id = c.document_id "
         f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {VISIBLE} ORDER BY c.ord",
         {"c": row.id, "v": version}).fetchall()
+    metas = json.loads("[" + ",".join(r[4] for r in found) + "]") if found else []
+    return [(doc, seq, text, escaped, meta) for (doc, seq, text, escaped, _), meta in zip(found, metas, strict=True)]
 
 
 def load_vectors(conn: psycopg.Connection, row: CollectionRow, version: int, vector_oid: int | None
                  ) -> tuple[np.ndarray | None, np.ndarray]:
     """The dense vectors of ``version``'s chunks in index order (zeros where missing) and the mask of
-    those that have one."""
-    with conn.cursor(binary=True) as cur:
-        if vector_oid is not None:
-            cur.adapters.register_loader(vector_oid, RawVectorLoader)
-        cur.execute(
-            "SELECT c.embedding FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
-            f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {VISIBLE} ORDER BY c.ord",
-            {"c": row.id, "v": version})
-        raw = [r[0] for r in cur.fetchall()]
-    matrix, mask = vectors_from_raw(raw, row.dim)
+    those that have one: one binary COPY read straight into a matrix (a binary row per vector
+    took ~3 s at 100k chunks)."""
+    if row.dim is not None:
+        query = sql.SQL(
+            "COPY (SELECT c.embedding FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
+            "WHERE c.collection_id = {c} AND d.collection_id = {c} AND " + VISIBLE.replace("%(v)s", "{v}")
+            + " ORDER BY c.ord) TO STDOUT (FORMAT BINARY)").format(c=sql.Literal(int(row.id)),
+                                                                  v=sql.Literal(int(version)))
+        with conn.cursor() as cur, cur.copy(query) as copy:
+            data = b"".join(bytes(block) for block in copy)
+        matrix, mask = vectors_from_copy(data, row.dim)
+    else:
+        with conn.cursor(binary=True) as cur:
+            if vector_oid is not None:
+                cur.adapters.register_loader(vector_oid, RawVectorLoader)
+            cur.execute(
+                "SELECT c.embedding FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
+                f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {VISIBLE} ORDER BY c.ord",
+                {"c": row.id, "v": version})
+            raw = [r[0] for r in cur.fetchall()]
+        matrix, mask = vectors_from_raw(raw, row.dim)
     if matrix is not None and not np.isfinite(matrix).all():
         raise damaged(row.name, "a stored dense vector is not finite")
     return matrix, mask

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ from rag_core.collections.store.postgres.check import check_collection
 from rag_core.collections.store.postgres.codecs import VectorParam, dumps_for_pg, loads_from_pg
 from rag_core.collections.store.postgres.commit import commit_documents, prune
 from rag_core.collections.store.postgres.connection import engine, is_postgres_url
+from rag_core.collections.store.postgres.disk_copy import read_copy, stored_digests
 from rag_core.collections.store.postgres.rows import (
     CollectionRow,
     chunk_rows,
@@ -95,6 +97,26 @@ class PostgresRagIndex(RagIndex):
         """``[(chunk index, inner product)]`` of the ``k`` nearest chunks by pgvector (HNSW when built)."""
         vector = self.query_vector(query)  # by the encoder variant that made the stored vectors
         return self._store.dense_search(self._collection, vector, k, lexical=self._lexical, ef_search=ef_search)
+
+
+class PgAnn:
+    """The dense top-k of a collection through its pgvector HNSW index, in the shape of
+    :class:`rag_core.index.ann.AnnIndex` (``search(vector, k) -> (rows, cosines)``): hybrid
+    search's dense stage asks it for candidates and orders them by exact cosines
+    (:meth:`RagIndex.dense_top`), so no product over every vector is computed in process."""
+
+    exact_scores = True  # its inner products are of the stored float32 vectors: no overfetch needed
+
+    def __init__(self, store: PostgresStore, row: CollectionRow, lexical, size: int):
+        self._store, self._row, self._lexical, self._size = store, row, lexical, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        found = self._store.nearest_in_version(self._row, query, k, self._lexical)
+        rows = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
+        return rows, np.fromiter((score for _, score in found), dtype=np.float32, count=len(found))
 
 
 class PostgresStore(CollectionStore):
@@ -220,32 +242,57 @@ class PostgresStore(CollectionStore):
                 return None
             key = self._cache_key(row)
             lexical = cached(lexical_cache, key)
-            rows = files = None
-            if lexical is None:
-                rows = chunk_rows(conn, row, row.live)
-                files = stored_lexical_files(conn, row)
+            rows = files = state = digests = None
             vkey = (*key, row.generation)
             vectors = cached(vector_cache, vkey)
+            beside = None
+            if vectors is None and lexical is None and row.dim is not None:
+                # the vectors read on a second connection in this same snapshot, while this one
+                # reads the chunks (issue 21: a cold load at 100k chunks read them one after the other)
+                beside = _Beside(self._vectors_in_snapshot, conn.execute("SELECT pg_export_snapshot()").fetchone()[0],
+                                 row)
+            try:
+                if lexical is None:
+                    rows = chunk_rows(conn, row, row.live)
+                    # the stored TF-IDF/BM25 from this machine's disk copy when it has one (by checksum)
+                    digests = stored_digests(conn, row.id, row.lexical_of)
+                    state = read_copy(digests, n_chunks=len(rows))
+                    if state is None:
+                        files = stored_lexical_files(conn, row)
+            finally:
+                if beside is not None:
+                    vectors = beside.result()  # before this snapshot's transaction ends
             if vectors is None:
                 vectors = load_vectors(conn, row, row.live, self.engine.vector_oid)
+            graph = row.dim is not None and _valid_ann_index(conn, ann_index_name(row.id, row.dim))
         if lexical is None:
             if not rows:
                 return None
             with build_lock(key):
                 lexical = cached(lexical_cache, key)
                 if lexical is None:
-                    lexical = build_lexical(row.name, collection_settings(row), rows, files)
+                    lexical = build_lexical(row.name, collection_settings(row), rows, files, state=state,
+                                            digests=digests)
                     remember(lexical_cache, key, lexical)
         remember(vector_cache, vkey, vectors)
         embeddings, mask = vectors
         proto = lexical.index
         return PostgresRagIndex(
-            chunks=proto.chunks, vectorizer=proto.vectorizer, matrix=proto.matrix, embeddings=embeddings,
+            chunks=proto.chunks, vectorizer=proto.tfidf_model, matrix=proto.tfidf_matrix, embeddings=embeddings,
             embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
             bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
             _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,
             encoder=collection_settings(row)["encoder"] if embeddings is not None else None,
+            # the collection's HNSW index answers the dense stage of hybrid search (issue 21)
+            ann=PgAnn(self, row, lexical, len(proto.chunks)) if graph and embeddings is not None else None,
         )
+
+    def _vectors_in_snapshot(self, snapshot: str, row: CollectionRow) -> tuple[np.ndarray | None, np.ndarray]:
+        """:func:`load_vectors` in the snapshot another transaction exported."""
+        with self.engine.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            conn.execute(sql.SQL("SET TRANSACTION SNAPSHOT {}").format(sql.Literal(snapshot)))
+            return load_vectors(conn, row, row.live, self.engine.vector_oid)
 
     def read_pdf(self, name: str, sha256: str) -> bytes | None:
         if not SHA_RE.fullmatch(sha256 or ""):
@@ -464,17 +511,14 @@ class PostgresStore(CollectionStore):
             if row.dim is None:
                 return False
             index = ann_index_name(row.id, row.dim)
-            valid = conn.execute(
-                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
-                (index,)).fetchone()
-            if valid is not None and valid[0]:
+            valid = _ann_index_state(conn, index)
+            if valid:
                 return True
             count = conn.execute("SELECT count(embedding) FROM rag_core.chunks WHERE collection_id = %s",
                                  (row.id,)).fetchone()[0]
             if count < threshold:
                 return False
-            if valid is not None:  # an interrupted build left an invalid index
+            if valid is False:  # an interrupted build left an invalid index
                 conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS rag_core.{}").format(sql.Identifier(index)))
             conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (PG_INDEX_MEMORY,))
             conn.execute(sql.SQL(
@@ -492,39 +536,28 @@ class PostgresStore(CollectionStore):
         the chunk index being the position in :meth:`load_index`'s chunks (``explain=True``: the
         query plan's lines instead)."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
-        k = max(int(k), 1)
         with self.engine.connection() as conn, conn.transaction():
             row = collection_row(conn, name)
             if row.live is None or row.dim is None:
                 return []
-            if vector.size != row.dim:
-                raise ValueError(f"a query vector of dimension {vector.size} for a collection of {row.dim}")
-            fetch = 2 * k + 20  # rows of documents the live version no longer holds are dropped after
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                         (str(int(ef_search or max(PG_ANN_EF_SEARCH, fetch))),))
-            if exact:
-                conn.execute("SET LOCAL enable_indexscan = off")
-            else:  # steer the planner to the HNSW index when there is one (it is the only ordered path left)
-                conn.execute("SET LOCAL enable_seqscan = off")
-                conn.execute("SET LOCAL enable_bitmapscan = off")
-            # The nearest rows of the collection come first, from its partial HNSW index (the
-            # collection id and the dimension are integers from our own table, written as
-            # literals so the planner can match that index); then only the live version's.
-            query = sql.SQL(
-                "SELECT n.document_id, n.seq, -n.distance FROM ("
-                " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
-                " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
-                " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
-                "JOIN rag_core.documents d ON d.id = n.document_id "
-                "WHERE " + VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
-            ).format(dim=sql.Literal(int(row.dim)), cid=sql.Literal(int(row.id)), live=sql.Literal(int(row.live)))
-            params = {"q": VectorParam(vector), "k": k, "fetch": fetch}
-            if explain:
-                return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
-            found = conn.execute(query, params).fetchall()
+            found = _nearest(conn, row.id, row.dim, row.live, vector, k, ef_search=ef_search, exact=exact,
+                             explain=explain)
+        if explain:
+            return found
         if lexical is None:  # positions in the live version's index (a caller's older index: in that one)
             self.load_index(name)
             lexical = cached(lexical_cache, self._cache_key(row))
+        positions = lexical.positions
+        return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
+
+    def nearest_in_version(self, row: CollectionRow, vector: np.ndarray, k: int,
+                           lexical: LexicalIndex) -> list[tuple[int, float]]:
+        """:meth:`dense_search` for the version a loaded index was read from (``row``: the
+        collection's row then): its documents' rows only, with no look-up of the collection."""
+        vector = np.asarray(vector, dtype=np.float32).ravel()
+        # pipelined: the transaction's start, its settings and the query go in one round trip
+        with self.engine.connection() as conn, conn.pipeline(), conn.transaction():
+            found = _nearest(conn, row.id, row.dim, row.live, vector, k)
         positions = lexical.positions
         return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
 
@@ -557,3 +590,67 @@ class PostgresStore(CollectionStore):
             with self.writing(name):
                 return check_collection(self, name, repair=True)
         return check_collection(self, name, repair=False)
+
+
+def _ann_index_state(conn: psycopg.Connection, index: str) -> bool | None:
+    """Whether the HNSW index ``index`` is valid (None: there is none)."""
+    found = conn.execute(
+        "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'rag_core' AND c.relname = %s",
+        (index,)).fetchone()
+    return None if found is None else bool(found[0])
+
+
+def _valid_ann_index(conn: psycopg.Connection, index: str) -> bool:
+    return _ann_index_state(conn, index) is True
+
+
+def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: int, vector: np.ndarray, k: int, *,
+             ef_search: int | None = None, exact: bool = False, explain: bool = False) -> list:
+    """``[(document row, seq, inner product)]`` of the ``k`` rows of ``version`` nearest to
+    ``vector``, in the caller's transaction (two round trips: the settings, the query)."""
+    if vector.size != dim:
+        raise ValueError(f"a query vector of dimension {vector.size} for a collection of {dim}")
+    k = max(int(k), 1)
+    fetch = 2 * k + 20  # rows of documents the version does not hold are dropped after
+    # exact: no index scan; else steer the planner to the HNSW index when there is one (it is
+    # the only ordered path left)
+    off = ("enable_indexscan",) if exact else ("enable_seqscan", "enable_bitmapscan")
+    conn.execute("SELECT set_config('hnsw.ef_search', %s, true)" + "".join(
+        f", set_config('{name}', 'off', true)" for name in off), (str(int(ef_search or max(PG_ANN_EF_SEARCH, fetch))),))
+    # The nearest rows of the collection come first, from its partial HNSW index (the
+    # collection id and the dimension are integers from our own table, written as
+    # literals so the planner can match that index); then only the version's.
+    query = sql.SQL(
+        "SELECT n.document_id, n.seq, -n.distance FROM ("
+        " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
+        " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
+        " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
+        "JOIN rag_core.documents d ON d.id = n.document_id "
+        "WHERE " + VISIBLE.replace("%(v)s", "{live}") + " ORDER BY n.distance LIMIT %(k)s"
+    ).format(dim=sql.Literal(int(dim)), cid=sql.Literal(int(collection_id)), live=sql.Literal(int(version)))
+    params = {"q": VectorParam(vector), "k": k, "fetch": fetch}
+    if explain:
+        return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
+    return conn.execute(query, params).fetchall()
+
+
+class _Beside:
+    """``fn(*args)`` in a thread of its own; :meth:`result` waits for it (and raises what it raised)."""
+
+    def __init__(self, fn, *args):
+        self._value = self._error = None
+        self._thread = threading.Thread(target=self._run, args=(fn, *args), name="rag-core-pg-vectors", daemon=True)
+        self._thread.start()
+
+    def _run(self, fn, *args) -> None:
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            self._error = exc
+
+    def result(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value

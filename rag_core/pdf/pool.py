@@ -1,12 +1,13 @@
-"""The processes that read PDFs for an ingest: a pool of readers, and a page counter.
+"""The processes that read PDFs a user gives: a pool of readers, and a page counter.
 
 :class:`ExtractionPool` runs ``python -m rag_core.pdf.worker`` children, each file under a
 time and a memory budget, two files at a time on two cores. A file that takes too long is
 stopped (status ``too_slow``); one that needs too much memory gets ``too_large``. Pages read
 by OCR add to a file's time budget, and each worker reads its file's scanned pages on its
-share of the cores (every core when it is the only file).
-:class:`PageCounter` runs the same program with ``--count`` to learn every file's page count
-before a reader opens it, for the time estimate.
+share of the cores (every core when it is the only file). :func:`extract_pdf_budgeted` reads
+one file so (a PDF manuscript to check: the same budgets as an ingest). :class:`PageCounter`
+runs the same program with ``--count`` to learn every file's page count before a reader opens
+it, for an ingest's time estimate.
 """
 
 from __future__ import annotations
@@ -282,6 +283,14 @@ class ExtractionPool:
             budget = min(max(self.ocr_seconds_max, budget),
                          budget + self.ocr_seconds_per_page * worker.ocr_pages / max(1, min(threads, worker.ocr_pages)))
         return worker.started + budget
+
+
+def extract_pdf_budgeted(data: bytes, name: str, **budgets) -> PdfExtraction:
+    """One PDF read in a worker process under the ingest's time and memory budgets (or the
+    :class:`ExtractionPool` keyword arguments ``budgets`` give): its text, or a status such as
+    ``too_slow`` or ``too_large`` with the reason."""
+    with ExtractionPool(workers=1, **budgets) as pool:
+        return pool.run([(name, data)])[0]
 
 
 class PageCounter:

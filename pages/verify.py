@@ -92,26 +92,26 @@ EDITOR_COLUMNS = {
                       help="The entry of the manuscript's reference list the markers pointed to when it was read"),
     "line": NUM("line", width=56, disabled=True, help="Line of the manuscript"),
 }
-REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels wide
+REPORT_COLUMNS = {  # the widths fit all thirteen columns in a window 1,600 pixels wide
     "#": NUM(width=40, help="Order in the manuscript"),
-    "statement": TEXT(width=290),
+    "statement": TEXT(width=220),
     "verdict": TEXT(width=104, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
                                    "in meaning, not confirmed: read the passage · not_found: neither"),
     "meaning": TEXT(width=72, help="changed: a negation, number, direction or quantifier of the source says "
                                    "otherwise · same: no conflict found · unclear: the rules cannot tell"),
-    "meaning cues": TEXT(width=190, help="What conflicts: the statement's words · the source's words"),
-    "document": TEXT(width=170, help="Where the evidence is (short title, else the file name)"),
+    "meaning cues": TEXT(width=150, help="What conflicts: the statement's words · the source's words"),
+    "document": TEXT(width=140, help="Where the evidence is (short title, else the file name)"),
     "page": NUM(width=50, help="Physical page of the PDF (1 = the first page of the file)"),
     "printed page": TEXT(width=70, help="The page number printed on that page, when the PDF defines one"),
     "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
-    "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
-    "cited": TEXT(width=110, help="The statement's citation markers"),
-    "cited \u2192 matched to": TEXT(width=260, help="The document each citation was matched to and why (first "
+    "changed words": TEXT(width=120, help="near_verbatim: the document's words → the statement's"),
+    "cited": TEXT(width=90, help="The statement's citation markers"),
+    "cited \u2192 matched to": TEXT(width=200, help="The document each citation was matched to and why (first "
                                                "author + year, DOI, key, field code), ambiguous (the candidates) "
                                                "or not in collection"),
-    "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
+    "misattributed": TEXT(width=110, help="Found, but in a different document than the one cited"),
 }
 
 

@@ -18,6 +18,7 @@ from pages.common.state import (
     preferences,
     take_flash,
 )
+from rag_core.collections.ingest.embedding import embedding_view
 from rag_core.errors import CollectionError
 from rag_core.output.render import literal_html, seconds_text, short_title
 from rag_core.pdf.extraction import ocr_note
@@ -28,6 +29,7 @@ UNDO_KEY = "remove_undo"  # what the last removal took away, to put it back
 STAGE_WORDS = {"read": "Reading", "extract": "Reading", "ocr": "Reading scanned pages (OCR)",
                "embed": "Embedding passages", "index": "Building the index",
                "done": "Done"}
+EMBEDDING_REFRESH_S = 2.0  # how often the embedding status re-reads itself while it is shown
 STATUS_WORDS = {"ok": "✓ added", "duplicate": "↩ duplicate"}
 
 
@@ -147,35 +149,32 @@ def upload_section(lib, name: str) -> None:
 
 
 def embedding_section(lib, name: str) -> None:
-    """How far the embeddings are; refreshes itself while they are being computed."""
+    """How far the embeddings are, updating itself (no reload) until they are all there."""
     status = lib.embedding_status(name)
     if status.total == 0 or status.complete:
         return
     if status.interrupted:
         lib.embed_in_background(name)  # resume what a stopped run (or a restart of the app) left unfinished
-    elif not status.running:
-        note("info", f"{status.total - status.done:,} of {status.total:,} passages have no embedding yet: "
-                     "hybrid search finds them by TF-IDF and BM25 only.")
-        if st.button("Compute the embeddings now", key="embed_now", icon=":material/memory:"):
-            lib.embed_in_background(name)
-        else:
-            return
     embedding_progress(name)
 
 
-@st.fragment(run_every=2.0)
+@st.fragment(run_every=EMBEDDING_REFRESH_S)
 def embedding_progress(name: str) -> None:
-    status = library().embedding_status(name)
-    if status.complete:
-        note("success", f"Embeddings of all {status.total:,} passages are ready: hybrid search uses them all.")
-        return
-    if status.error and not status.running:
-        note("error", f"Computing the embeddings stopped: {status.error}")
-        return
-    left = f", about {seconds_text(status.eta_s)} left" if status.eta_s is not None else ""
-    st.progress(status.done / max(status.total, 1),
-                text=f"Embeddings for hybrid search: {status.done:,} of {status.total:,} passages so far{left}. "
-                     "TF-IDF, BM25 and exact search already cover every passage.")
+    """Re-drawn every EMBEDDING_REFRESH_S seconds on its own: a bar with the time left, then 'ready'."""
+    lib = library()
+    view = embedding_view(lib.embedding_status(name), starting=lib.embedding_in_background(name))
+    with st.container(key="embedding_status"):
+        if view.kind == "ready":
+            note("success", view.text)
+        elif view.kind == "running":
+            st.progress(view.fraction or 0.0, text=view.text)  # our own text: a progress text reads markdown
+        elif view.kind == "error":
+            note("error", view.text)
+        else:
+            note("info", view.text)
+            if st.button("Compute the embeddings now", key="embed_now", icon=":material/memory:"):
+                lib.embed_in_background(name)
+                st.rerun(scope="fragment")
 
 
 def show_report(report: dict) -> None:

@@ -10,6 +10,14 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import lab_ui
+from pages.common.address import (
+    AUTORUN_KEY,
+    LINK_PROBLEMS_KEY,
+    RESULT_KEY,
+    apply_address,
+    read_address,
+    write_address,
+)
 from pages.common.layout import PAGES, link, note, passage_box, run_page, show_error, text_line
 from pages.common.state import (
     document_titles,
@@ -23,14 +31,24 @@ from pages.common.state import (
     title_of,
 )
 from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
-from rag_core.evaluation.metrics import LOWER_BOUND_NOTE
+from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
 from rag_core.output.export import comparison_csv, comparison_json
-from rag_core.output.render import page_label, snippet
+from rag_core.output.passages import (
+    from_boundary,
+    list_passage,
+    ordered_by,
+    overlap_marks,
+    overlap_text,
+    passage_spans,
+    title_chip,
+    verify_statement,
+)
+from rag_core.output.render import page_label
 from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
+from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
 from rag_core.retrieval.search_spec import SearchSpec
 
-RESULT_KEY = "cmp_result"
 MEMO_KEY = "cmp_memo"  # searches of this tab by question and settings: asked again, shown at once
 MEMO_SIZE = 8
 LAB_TAB_KEY = "cmp_lab_tab"
@@ -50,32 +68,37 @@ SCORE_WORDS = {
 }
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 UNJUDGED_KEY = "cmp_only_unjudged"
-AUTORUN_KEY = "cmp_autorun"  # set by the Relevance lab page: search this question at once
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
 JUDGE_ERROR_KEY = "cmp_judge_error"
 LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
-ROW_HEIGHT = 92  # five lines of wrapped text: document, page, then the passage
+ROW_HEIGHT = 92  # four lines of wrapped text: the title chip, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
-COLUMNS = {  # widths (px) that fit three lists side by side in a 1600 px window, headers whole
-    "#": NUM(width=36, help="Rank in this list"),
-    "grade": TEXT(width=50, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
+# Rank, grade, score and cosine come first, so that they are in view in a window 1,280 px wide
+# (the TF-IDF list is then about 345 px wide); the passage and the columns that compare lists follow.
+COLUMNS = {
+    "#": NUM(width=32, help="Rank in this list", pinned=True),
+    "grade": TEXT(width=46, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
                                  "2 relevant, 3 exactly what was asked; ≈ mapped from an earlier chunking; "
                                  "– not judged yet (judge below)"),
+    "score": NUM(format="%.3f", width=60, help="The list's own ordering score (see above the list)"),
+    "cosine": NUM(format="%.3f", width=58, help="TF-IDF cosine of the passage to the question (the TF-IDF "
+                                                "list's score)"),
+    "passage": TEXT(width=300, help="First author, year and page, then the passage from a word or sentence "
+                                    "boundary around the question's words (⟦marked⟧); 'overlaps #n': shares "
+                                    "text with row n. Click a row to read it whole."),
+    "dense": NUM(format="%.3f", width=56, help="Bi-encoder (embedding) cosine of the passage to the question"),
     "vs before": TEXT(width=74, help="How the last change of the hybrid settings moved it (old→new rank); "
                                      "★ new: not in the list before"),
-    "→ hybrid": TEXT(width=74, help="Its rank in the hybrid list; ✕: not in the hybrid top-k"),
-    "vs TF-IDF": TEXT(width=80, help="▲ moved up, ▼ moved down from its TF-IDF rank (old→new); "
+    "→ hybrid": TEXT(width=70, help="Its rank in the hybrid list; ✕: not in the hybrid top-k"),
+    "vs TF-IDF": TEXT(width=78, help="▲ moved up, ▼ moved down from its TF-IDF rank (old→new); "
                                      "★ new: not in the TF-IDF list"),
-    "passage": TEXT(width=240, help="Document (short title, else file name) and page, then the passage "
-                                    "around the question's words. Click a row to read it whole."),
-    "score": NUM(format="%.4f", width=64, help="The list's own ordering score (see above the list)"),
-    "cosine": NUM(format="%.3f", width=62, help="TF-IDF cosine of the passage to the question"),
-    "dense": NUM(format="%.3f", width=58, help="Bi-encoder (embedding) cosine of the passage to the question"),
     "first stage": TEXT(width=84, help="Why it is here: its rank in each first-stage list (TF-IDF, BM25, "
                                        "dense) that put it in the candidate pool; – : not in that list's top pool"),
-    "in lists": TEXT(width=96, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
+    "in lists": TEXT(width=90, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
 }
+DIALOG_WIDTH = 1500  # px (narrower windows shrink it): the page image gets about half, legible at 1280 px
+PASSAGE_WIDTH = {"tfidf": 300, "hybrid": 300, "exact": 260}  # px; the passage column of each list
 
 
 def movement_label(row: dict) -> str:
@@ -96,38 +119,49 @@ def previous_label(row: dict) -> str:
     return f"{marker} same" if move else ""
 
 
-def passage_cell(row: dict, titles: dict, query: str) -> str:
-    if row.get("score_type") == "exact":  # around the match itself
-        text, query = row.get("snippet") or "", row.get("match") or query
+def passage_cell(row: dict, docs: dict, query: str, spans: dict, overlaps: dict, chunk_text=None) -> str:
+    """The title chip (first author, year, page; 'overlaps #n'), then the passage from a boundary with
+    the question's words (or the exact match, in its context) marked. Plain text: a cell reads no markdown."""
+    chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
+    if overlaps.get(row["rank"]):
+        chip += " · " + overlap_text(overlaps[row["rank"]])
+    if row.get("score_type") == "exact":  # the match itself, in its context
+        text = chunk_text(row["chunk_index"]) if chunk_text is not None else None
+        if text is not None and 0 <= row["start"] < row["end"] <= len(text):
+            shown = list_passage(text, match=(row["start"], row["end"]))
+        else:
+            shown = list_passage(row.get("snippet") or "", row.get("match") or query, mid_document=False)
     else:
-        text = row.get("text") or ""
-    return f"{title_of(row, titles)} · {page_label(row)} — {snippet(text, query, chars=150)}"
+        shown = list_passage(row.get("text") or "", query, mid_document=row.get("doc_chunk") != 0)
+    return f"{chip} — {shown}"
 
 
 def first_stage_cell(row: dict) -> str:
     return first_stage_text(row).replace(" · ", "\n") or (row.get("found_by") or "")
 
 
-def list_frame(kind: str, rows: list[dict], titles: dict, query: str, grades: dict | None = None,
-               with_previous: bool = False) -> pd.DataFrame:
-    """The table of one list: rank, grade, how it compares, the passage, the numbers."""
+def list_frame(kind: str, rows: list[dict], docs: dict, query: str, grades: dict | None = None,
+               with_previous: bool = False, spans: dict | None = None, chunk_text=None) -> pd.DataFrame:
+    """The table of one list: rank, grade, score, cosine, the passage, then how it compares."""
+    overlaps = overlap_marks(rows, spans or {}) if kind != "exact" else {}
     records = []
     for r in rows:
         item = {"#": r["rank"]}
         if grades is not None:
             item["grade"] = lab_ui.grade_text(grades.get(r["chunk_index"]))
         if kind == "tfidf":
+            item["cosine"] = r["cosine"]
+        elif kind == "hybrid":
+            item.update({"score": r["score"], "cosine": r["cosine"]})
+        item["passage"] = passage_cell(r, docs, query, spans or {}, overlaps, chunk_text)
+        if kind == "tfidf":
             item["→ hybrid"] = f"→ {r['hybrid_list_rank']}" if r.get("hybrid_list_rank") else "✕"
         elif kind == "hybrid":
+            item["dense"] = r.get("dense_cosine")
             if with_previous:
                 item["vs before"] = previous_label(r)
             item["vs TF-IDF"] = movement_label(r)
-        item["passage"] = passage_cell(r, titles, query)
-        if kind == "tfidf":
-            item["cosine"] = r["cosine"]
-        elif kind == "hybrid":
-            item.update({"score": r["score"], "cosine": r["cosine"], "dense": r.get("dense_cosine"),
-                         "first stage": first_stage_cell(r)})
+            item["first stage"] = first_stage_cell(r)
         else:
             item["in lists"] = (f"TF-IDF {r.get('tfidf_list_rank') or '–'}\n"
                                 f"hybrid {r.get('hybrid_list_rank') or '–'}")
@@ -142,25 +176,36 @@ def option_label(kind: str, row: dict) -> str:
 # ---------------------------------------------------------------- the form
 
 
-def controls(lib) -> None:
+def controls(lib) -> str | None:
+    """The form; returns the collection picked (None: nothing to show)."""
+    asked = read_address()
     top_row = st.columns([2, 2], gap="medium")
     with top_row[0]:
         name = pick_collection("Collection", key="cmp_collection")
     if name is None:
-        return
+        return None
     docs = lib.documents(name)
     if not docs:
         text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)
         link(PAGES["collections"], "Add PDFs", ":material/library_books:")
-        return
-    source = top_row[1].selectbox("Documents", ["All documents"] + [d["source"] for d in docs], key="cmp_source")
+        return None
+    if asked is not None:
+        apply_address(lib, name, docs, asked)
+    problems = st.session_state.pop(LINK_PROBLEMS_KEY, None)
+    if problems:
+        note("warning", "The link was opened with changes: " + "; ".join(problems) + ".")
+    choices = [ALL_DOCUMENTS] + [d["source"] for d in docs]
+    if st.session_state.get("cmp_source") not in (None, *choices):
+        st.session_state["cmp_source"] = ALL_DOCUMENTS
+    source = top_row[1].selectbox("Documents", choices, key="cmp_source")
     with st.form("compare_form", border=False):
         q_col, b_col = st.columns([6, 1], vertical_alignment="bottom")
         query = q_col.text_input("Question, claim or key words", key="cmp_query",
                                  placeholder="e.g. how does masked language modelling work?", max_chars=10_000)
         submitted = b_col.form_submit_button("Compare", type="primary", width="stretch")
         c1, c3, c4 = st.columns([1, 2, 3])
-        top = c1.number_input("Top-k", min_value=1, max_value=100, value=10, step=1, key="cmp_top",
+        st.session_state.setdefault("cmp_top", DEFAULT_TOP)
+        top = c1.number_input("Top-k", min_value=1, max_value=MAX_TOP, step=1, key="cmp_top",
                               help="How many passages each list shows")
         mode = c3.selectbox("Exact search", list(EXACT_MODES), format_func=EXACT_MODES.get, key="cmp_mode")
         phrase = c4.text_input("Exact phrase (optional)", key="cmp_phrase",
@@ -173,15 +218,16 @@ def controls(lib) -> None:
     if submitted:
         if not (query or "").strip():
             st.warning("Type a question, a claim or some key words first.")
-            return
+            return name
         phrase = (phrase or "").strip() or None
         request = {"collection": name, "query": query, "top": int(top), "mode": mode, "phrase": phrase,
                    "source": source}
         run_search(lib, request, spec)
-        return
+        return name
     stored = st.session_state.get(RESULT_KEY)
     if stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
         run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
+    return name
 
 
 def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = None) -> None:
@@ -197,7 +243,7 @@ def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = Non
     memo = st.session_state.setdefault(MEMO_KEY, {})
     found = memo.pop(memo_key, None)
     if found is None:
-        sources = None if request["source"] == "All documents" else [request["source"]]
+        sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
         with st.spinner("Searching three ways…"):
             result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
                              exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
@@ -233,7 +279,7 @@ def lab_lists(stored: dict, index) -> None:
     if stored.get("lists") is not None:
         return
     request, spec, method = stored["request"], SearchSpec.from_dict(stored["config"]), stored["method"]
-    sources = None if request["source"] == "All documents" else [request["source"]]
+    sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
     query = stored["comparison"]["query"]
     lists = run_methods(query, index, spec, top=10, sources=sources)
     pool_rows = run_method(method, query, index, spec, top=request["top"], whole_pool=True, sources=sources)
@@ -299,13 +345,32 @@ def list_caption(kind: str, result: dict, settings: dict) -> str:
     return f"Where {what} occurs ({EXACT_SHORT.get(result.get('exact_mode'), '')}): {found}{shown}."
 
 
+def exact_line(result: dict, settings: dict) -> None:
+    """The exact list when it found nothing: one line above the other two lists."""
+    ms = result.get("timings_ms", {}).get("exact")
+    with st.container(key="exact_empty"):
+        what = "The exact phrase" if settings.get("exact_phrase") else "The question"
+        how = EXACT_SHORT.get(result.get("exact_mode"), "")
+        text_line(f"Exact{f' · {ms:,.0f} ms' if ms is not None else ''}:", f"{what} does not occur anywhere as "
+                  f"typed ({how}). Try a shorter phrase in the Exact phrase box.", bold_first=True, sep=" ")
+
+
+def documents_by_key(lib, name: str) -> dict[str, dict]:
+    """The collection's document records by doc_id and by file name (for the title chips)."""
+    docs = {}
+    for doc in lib.documents(name):
+        docs[doc.get("doc_id") or doc["source"]] = doc
+        docs[doc["source"]] = doc
+    return docs
+
+
 @st.fragment
-def show_results() -> None:
+def show_results(name: str, address: str) -> None:
     """The three lists, the passage picker and the relevance lab for this question: a fragment, so
     judging a passage, opening one or switching the lab's tabs re-runs this part of the page only."""
     lib = library()
     stored = st.session_state.get(RESULT_KEY)
-    if not stored:
+    if not stored or stored["request"]["collection"] != name:
         st.caption("Type a question and press **Compare**: the three lists appear side by side; clicking a row "
                    "opens the whole passage with its PDF page. Judge passages below the lists to see which "
                    "method wins.")
@@ -317,7 +382,13 @@ def show_results() -> None:
         return
     stale = lib.version(name) != settings["collection_version"]
     titles = document_titles(lib, name)
-    text_line(f"Results for “{result['query']}” in {name}", heading=True)
+    head, share = st.columns([6, 1], vertical_alignment="center")
+    with head:
+        text_line(f"Results for “{result['query']}” in {name}", heading=True)
+    with share.popover("Copy link", icon=":material/link:", width="stretch"):
+        text_line("This address opens the same comparison (collection, question, documents, top-k and every "
+                  "hybrid setting). Copy it with the button at its right:", muted=True)
+        st.code(address, language=None, wrap_lines=True)
     if stale:
         st.warning("The collection changed since these results were computed: press Compare again.")
     text_line("Hybrid reranker:", result["reranker_detail"], bold_first=True, muted=True, sep=" ")
@@ -337,7 +408,16 @@ def show_results() -> None:
         return callback
 
     with_previous = stored.get("previous") is not None
-    for col, kind in zip(st.columns([1, 1.6, 0.95], gap="small"), ("tfidf", "hybrid", "exact"), strict=True):
+    docs = documents_by_key(lib, name)
+    shown_rows = [r for kind in ("tfidf", "hybrid", "exact") for r in result[kind]]
+    spans = {} if index is None else passage_spans(index.chunks, shown_rows)
+    chunk_text = None if index is None else (lambda i: index.chunks[i]["text"] if 0 <= i < len(index.chunks) else None)
+    kinds = ("tfidf", "hybrid", "exact")
+    if not result["exact"] and not result.get("exact_error"):  # nothing found: one line, the width to the others
+        exact_line(result, settings)
+        kinds = ("tfidf", "hybrid")
+    widths = [1, 1.6, 0.95][: len(kinds)]
+    for col, kind in zip(st.columns(widths, gap="small"), kinds, strict=True):
         with col:
             ms = result.get("timings_ms", {}).get(kind)
             st.subheader(LIST_TITLES[kind] + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
@@ -346,9 +426,14 @@ def show_results() -> None:
             rows = result[kind]
             if not rows:
                 continue
+            if kind == "hybrid":
+                text_line(ordered_by(rows, result.get("reranker_kind")), muted=True)
             key = f"table_{kind}_{stored['run']}"
-            st.dataframe(list_frame(kind, rows, titles, result["query"], grades, with_previous and kind == "hybrid"),
-                         hide_index=True, width="stretch", column_config=COLUMNS, key=key,
+            frame = list_frame(kind, rows, docs, result["query"], grades, with_previous and kind == "hybrid",
+                               spans, chunk_text)
+            config = {**COLUMNS, "passage": st.column_config.TextColumn(
+                width=PASSAGE_WIDTH[kind], help=COLUMNS["passage"]["help"])}
+            st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key,
                          on_select=picked(kind, key), selection_mode="single-row", row_height=ROW_HEIGHT,
                          placeholder="", height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
             if kind == "hybrid" and with_previous:
@@ -431,13 +516,15 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
     lab_lists(stored, index)
     lists = stored["lists"]
     previous = stored["previous"]["lists"] if stored.get("previous") else None
-    frame = lab_ui.metrics_frame(lists, grades, previous)
-    if not any(g.grade >= 2 for g in grades.values()):
-        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): the metrics fill in "
-                     "once at least one passage is graded 2 or 3.")
-    st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}")
-    if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
-        st.caption(LOWER_BOUND_NOTE)
+    if not any(g.grade >= 2 for g in grades.values()):  # nothing to score yet: say so, no table of blanks
+        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): a table of nDCG@10, "
+                     "P@5, Success@5, MRR@10 and Recall@10 per method appears once a passage is graded 2 or 3.")
+    else:
+        frame = lab_ui.metrics_frame(lists, grades, previous)
+        st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}",
+                     placeholder="–")
+        if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
+            st.caption(LOWER_BOUND_NOTE)
     st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "
                "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
                "as gains. All figures for the query set: Relevance lab page.")
@@ -487,7 +574,8 @@ def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dic
             with right:
                 text_line(title_of({**row, "doc_id": row.get("doc_id")}, titles), page_label(row), where,
                           bold_first=True)
-                text_line(snippet(row["text"], query, chars=320), muted=True)
+                text_line(list_passage(row["text"], query, chars=320, mid_document=row.get("doc_chunk") != 0,
+                                       marks=False), muted=True)
 
 
 def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, pool: list) -> None:
@@ -507,7 +595,7 @@ def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, p
         row = index.chunks[i]
         text_line(f"Fast pass · {len(waiting)} to judge", title_of(row, titles), page_label(row),
                   " · ".join(f"{label} #{rank}" for label, rank in ranks.items()), bold_first=True)
-        passage_box(row["text"], query, short=True)
+        passage_box(from_boundary(row["text"], mid_document=row.get("doc_chunk") != 0)[0], query, short=True)
 
         def grade_it(g: int, i=i):
             judge(lib, name, query, i, g)
@@ -549,25 +637,24 @@ def overlap_section(stored: dict) -> None:
         st.caption("Only one list: nothing to compare.")
         return
     overlap, rbo = lab_ui.overlap_frames(lists)
-    st.caption("No judgments needed: how much two methods agree on this question. Overlap@10: share of the top "
-               "10 they have in common. Rank-biased overlap (p = 0.9): agreement weighted to the top ranks "
-               "(1 the same order, 0 nothing in common).")
+    st.caption("No judgments needed: how much two methods agree on this question. " + METRIC_HELP["overlap@10"]
+               + " " + METRIC_HELP["rbo"])
     left, right = st.columns(2)
     fmt = {c: st.column_config.NumberColumn(format="%.2f") for c in overlap.columns}
     left.markdown("**Overlap@10**")
-    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}")
+    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}", placeholder="–")
     right.markdown("**Rank-biased overlap**")
-    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}")
+    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}", placeholder="–")
 
 
 # ---------------------------------------------------------------- one passage
 
 
-@st.dialog("Passage", width="large")
+@st.dialog("Passage", width=DIALOG_WIDTH)
 def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict,
                    grades: dict | None = None) -> None:
     row = result[kind][i]
-    text, spans = row.get("text"), None
+    text, spans = from_boundary(row.get("text") or "", mid_document=row.get("doc_chunk") != 0)[0], None
     if kind == "exact":
         index = None if stale else load_index(name)
         if index is not None and 0 <= row["chunk_index"] < len(index.chunks):
@@ -603,7 +690,11 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
                            type="primary" if current is not None and current.grade == g else "secondary"):
                 judge(lib, name, result["query"], row["chunk_index"], g)
                 st.rerun()
-    left, right = st.columns([3, 2], gap="large")
+    statement = verify_statement(text or "", mid_document=row.get("doc_chunk") != 0)
+    if statement:
+        link(PAGES["verify"], "Check this passage on the Verify page", ":material/fact_check:",
+             query_params={"collection": name, "statement": statement, "doc": row["source"]})
+    left, right = st.columns([1, 1.15], gap="medium")
     with left:
         passage_box(text, result["query"], spans)
     with right:  # the page with the passage marked, as Verify shows evidence (scans by their OCR words)
@@ -619,8 +710,10 @@ def body() -> None:
                "then a reranker) and exact text. ▲▼ show how hybrid moved a passage against TF-IDF; ★ marks "
                "passages TF-IDF did not find. Grade passages to see which method wins.")
     lib = library()
-    controls(lib)
-    show_results()
+    name = controls(lib)
+    if name is None:
+        return
+    show_results(name, write_address(name))
 
 
 run_page("compare", body)

@@ -13,20 +13,26 @@ from pages.common import lab_ui
 from pages.common.layout import PAGES, link, note, run_page, show_error, text_line
 from pages.common.state import library, load_index, pick_collection, preferences
 from rag_core.evaluation.methods import method_label
-from rag_core.evaluation.metrics import JUDGED_METRICS, LOWER_BOUND_NOTE, METRIC_LABELS
+from rag_core.evaluation.metrics import JUDGED_METRICS, LOWER_BOUND_NOTE, METRIC_HELP, METRIC_LABELS
 from rag_core.lab.judgments import load_judgments
 from rag_core.lab.optimiser import optimise
 from rag_core.lab.queryset import evaluate_collection
 from rag_core.lab.snapshots import delete_snapshot, diff_snapshots, list_snapshots, load_snapshot, save_snapshot
 from rag_core.lab.transfer import beir_files, beir_zip, import_judgments, judgments_csv
-from rag_core.retrieval.search_spec import SearchSpec, save_collection_spec, saved_collection_spec
+from rag_core.retrieval.search_spec import (
+    SearchSpec,
+    save_collection_spec,
+    saved_collection_spec,
+    settings_for_people,
+)
 
 OPTIMISER_KEY = "lab_optimiser"
 IMPORT_KEY = "lab_import_report"
 FLASH_KEY = "lab_flash"
 COMPARE_QUERY_KEY = "cmp_query"
 AUTORUN_KEY = "cmp_autorun"  # Compare searches this question as soon as it opens
-TAB_KEY = "lab_tab"
+TAB_PARAM = "tab"
+TABS = ("Query set", "Snapshots", "Optimiser", "Import / export")
 SCHEMES = {"loo": "leave one query out", "split": "held-out half (random split)"}
 
 
@@ -102,12 +108,15 @@ def query_set_tab(lib, name: str, run) -> None:
         text_line("Not run:", "; ".join(f"{method_label(m)} ({why})" for m, why in run.skipped.items()),
                   bold_first=True, muted=True, sep=" ")
     st.markdown("**Means over the scored queries, with 95% bootstrap confidence intervals**")
-    st.dataframe(summary_frame(run), hide_index=True, key="lab_summary")
+    st.dataframe(summary_frame(run), hide_index=True, key="lab_summary", placeholder="–",
+                 column_config={METRIC_LABELS[m]: st.column_config.TextColumn(help=METRIC_HELP[m])
+                                for m in JUDGED_METRICS})
     st.caption(LOWER_BOUND_NOTE)
 
     metric = st.selectbox("Metric", list(JUDGED_METRICS), format_func=METRIC_LABELS.get, key="lab_metric")
     st.markdown(f"**Per query: {METRIC_LABELS[metric]}** (empty: no passage graded 2 or 3 yet)")
-    st.dataframe(per_query_frame(run, metric), hide_index=True, key="lab_per_query",
+    st.caption(METRIC_HELP[metric])
+    st.dataframe(per_query_frame(run, metric), hide_index=True, key="lab_per_query", placeholder="–",
                  column_config={method_label(m): st.column_config.NumberColumn(format="%.3f") for m in run.methods})
 
     if len(run.methods) >= 2:
@@ -125,6 +134,8 @@ def query_set_tab(lib, name: str, run) -> None:
         else:
             test = run.compare(a, b, metric)
             note("info", test.verdict())
+            for caution in test.cautions():
+                note("warning", caution)
             if test.n >= 2:
                 text_line(f"Mean difference {test.difference.text()} over {test.n} queries; {labels[a]} better on "
                           f"{test.wins}, worse on {test.losses}, tied on {test.ties}. Paired randomisation test "
@@ -165,7 +176,7 @@ def snapshots_tab(lib, name: str, run) -> None:
                 "queries": s["queries"],
                 **{f"nDCG@10 {method_label(m)}": (s["summary"].get(m, {}).get("ndcg@10") or {}).get("mean")
                    for m in s["methods"]}, "id": s["id"]} for s in snapshots]
-    st.dataframe(pd.DataFrame(records), hide_index=True, key="snapshot_list",
+    st.dataframe(pd.DataFrame(records), hide_index=True, key="snapshot_list", placeholder="–",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for r in records for c in r
                                 if c.startswith("nDCG")})
     if len(snapshots) < 2:
@@ -196,7 +207,7 @@ def snapshots_tab(lib, name: str, run) -> None:
         st.markdown("**Queries**")
         frame = pd.DataFrame([{"query": q["query"], "A": q["a"], "B": q["b"], "change": q["change"],
                                "status": q["status"]} for q in diff.queries])
-        st.dataframe(frame, hide_index=True, key="snap_queries",
+        st.dataframe(frame, hide_index=True, key="snap_queries", placeholder="–",
                      column_config={"A": st.column_config.NumberColumn(format="%.3f"),
                                     "B": st.column_config.NumberColumn(format="%.3f"),
                                     "change": st.column_config.NumberColumn(format="%+.3f")})
@@ -267,8 +278,10 @@ def optimiser_tab(lib, name: str) -> None:
               f"{result.agreement:.0%} of the held-out choices picked these same settings.", muted=True)
     positive = result.gain.low is not None and result.gain.low > 0
     note("success" if positive else "warning", result.advice())
-    st.dataframe(pd.DataFrame(result.top), hide_index=True, key="opt_top",
-                 column_config={"mean": st.column_config.NumberColumn(label, format="%.3f")})
+    st.dataframe(pd.DataFrame([{**settings_for_people(row), "mean": row["mean"]} for row in result.top]),
+                 hide_index=True, key="opt_top", placeholder="–",
+                 column_config={"mean": st.column_config.NumberColumn(label, format="%.3f",
+                                                                      help=METRIC_HELP.get(result.metric))})
     c1, c2 = st.columns(2)
     if c1.button("Make these settings the collection's default", key="opt_save", type="primary" if positive else
                  "secondary", disabled=result.best == default, icon=":material/save:"):
@@ -357,9 +370,9 @@ def body() -> None:
         return
     spec = lab_ui.knob_panel(lib, name, prefix="lab", cross_encoder_model=preferences().cross_encoder_model)
     judgments = load_judgments(lib, name)
-    # only the open tab is drawn (a switch re-runs the page): the query set's tables and the
-    # snapshots' were drawn behind the other tabs on every run (issue 21)
-    tabs = st.tabs(["Query set", "Snapshots", "Optimiser", "Import / export"], key=TAB_KEY, on_change="rerun")
+    # the open tab lives in the address (/lab?tab=Optimiser): kept across setting changes, reruns and
+    # reloads; only the open tab is drawn (a switch re-runs the page; issue 21)
+    tabs = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params", on_change="rerun")
     if not len(judgments):
         for tab in tabs[:3]:
             with tab:

@@ -16,11 +16,13 @@ import streamlit as st
 
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
 from pages.common.state import (
+    address_is_new,
     document_titles,
     library,
     marked_page_images,
     pick_collection,
     preferences,
+    remember_address,
     searchable_index,
     title_of,
 )
@@ -67,6 +69,10 @@ RESULT_KEY = "verify_result"  # the last single check
 MANUSCRIPT_KEY = "verify_manuscript"  # the statements found in the last manuscript read
 REPORT_KEY = "verify_report"  # the last batch check
 PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
+# /verify?collection=NAME&statement=TEXT&doc=FILE (the collection is pick_collection's)
+ADDRESS_PARAMS = ("statement", "doc")
+ADDRESS_NOTE_KEY = "verify_address_note"
+AUTORUN_KEY = "verify_autorun"  # a link named a statement: check it at once
 CONTEXT = 300
 NOTE_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "info", "not_found": "warning"}
 EDITOR_ROW_HEIGHT = 80  # three lines of a statement
@@ -86,26 +92,26 @@ EDITOR_COLUMNS = {
                       help="The entry of the manuscript's reference list the markers pointed to when it was read"),
     "line": NUM("line", width=56, disabled=True, help="Line of the manuscript"),
 }
-REPORT_COLUMNS = {  # the widths fit all twelve columns in a window 1,600 pixels wide
+REPORT_COLUMNS = {  # the widths fit all thirteen columns in a window 1,600 pixels wide
     "#": NUM(width=40, help="Order in the manuscript"),
-    "statement": TEXT(width=290),
+    "statement": TEXT(width=220),
     "verdict": TEXT(width=104, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
                                    "in meaning, not confirmed: read the passage · not_found: neither"),
     "meaning": TEXT(width=72, help="changed: a negation, number, direction or quantifier of the source says "
                                    "otherwise · same: no conflict found · unclear: the rules cannot tell"),
-    "meaning cues": TEXT(width=190, help="What conflicts: the statement's words · the source's words"),
-    "document": TEXT(width=170, help="Where the evidence is (short title, else the file name)"),
+    "meaning cues": TEXT(width=150, help="What conflicts: the statement's words · the source's words"),
+    "document": TEXT(width=140, help="Where the evidence is (short title, else the file name)"),
     "page": NUM(width=50, help="Physical page of the PDF (1 = the first page of the file)"),
     "printed page": TEXT(width=70, help="The page number printed on that page, when the PDF defines one"),
     "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
-    "changed words": TEXT(width=140, help="near_verbatim: the document's words → the statement's"),
-    "cited": TEXT(width=110, help="The statement's citation markers"),
-    "cited \u2192 matched to": TEXT(width=260, help="The document each citation was matched to and why (first "
+    "changed words": TEXT(width=120, help="near_verbatim: the document's words → the statement's"),
+    "cited": TEXT(width=90, help="The statement's citation markers"),
+    "cited \u2192 matched to": TEXT(width=200, help="The document each citation was matched to and why (first "
                                                "author + year, DOI, key, field code), ambiguous (the candidates) "
                                                "or not in collection"),
-    "misattributed": TEXT(width=170, help="Found, but in a different document than the one cited"),
+    "misattributed": TEXT(width=110, help="Found, but in a different document than the one cited"),
 }
 
 
@@ -243,15 +249,51 @@ def show_closest(lib, name: str, check: dict, titles: dict, *, key: str) -> None
 # ---------------------------------------------------------------- one statement
 
 
+def read_address(docs: list[dict]) -> None:
+    """``/verify?collection=NAME&statement=TEXT`` (and ``doc=FILE``) fills the form and checks it, once
+    per address."""
+    params = {k: st.query_params.get(k) for k in ADDRESS_PARAMS if st.query_params.get(k)}
+    if "statement" not in params or not address_is_new("verify", params):
+        return
+    remember_address("verify", params)
+    st.session_state["verify_quote"] = params["statement"][:10_000]
+    sources = [d["source"] for d in docs]
+    if params.get("doc") in sources:
+        st.session_state["verify_source"] = params["doc"]
+    elif params.get("doc"):
+        st.session_state[ADDRESS_NOTE_KEY] = f"The collection has no document “{params['doc']}”: looking in all."
+    st.session_state[AUTORUN_KEY] = True
+
+
+def write_address(quote: str, source: str) -> None:
+    params = {"statement": quote}
+    if source != "All documents":
+        params["doc"] = source
+    for key in ("statement", "doc"):
+        if key in params and st.query_params.get(key) != params[key]:
+            st.query_params[key] = params[key]
+        elif key not in params and key in st.query_params:
+            del st.query_params[key]
+    remember_address("verify", params)
+
+
 @st.fragment
 def one_statement(lib, name: str, docs: list[dict]) -> None:
     """One statement's form and check: a fragment, so checking a statement, picking its evidence
     or zooming its page re-runs this part of the page only (issue 21)."""
+    read_address(docs)
+    message = st.session_state.pop(ADDRESS_NOTE_KEY, None)
+    if message:
+        note("warning", message)
+    sources = ["All documents"] + [d["source"] for d in docs]
+    if st.session_state.get("verify_source") not in (None, *sources):
+        st.session_state["verify_source"] = "All documents"
     with st.form("verify_form", border=False):
         quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,
                              placeholder="e.g. BERT is designed to pre-train deep bidirectional representations")
-        source = st.selectbox("Look in", ["All documents"] + [d["source"] for d in docs], key="verify_source")
+        source = st.selectbox("Look in", sources, key="verify_source")
         submitted = st.form_submit_button("Check", type="primary")
+    submitted = st.session_state.pop(AUTORUN_KEY, False) or submitted
     if submitted:
         if not (quote or "").strip():
             st.warning("Paste a quote or type a claim first.")
@@ -262,10 +304,12 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
         with st.spinner("Checking…"):
             check = verify_quote(quote, index, sources=None if source == "All documents" else [source],
                                  context=CONTEXT, cross_encoder_model=preferences().cross_encoder_model)
-        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name), "check": check.to_dict()}
+        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name), "check": check.to_dict(),
+                                        "quote": quote, "source": source}
     result = st.session_state.get(RESULT_KEY)
     if not result or result["collection"] != name:
         return
+    write_address(result.get("quote") or result["check"].get("quote") or "", result.get("source") or "All documents")
     if lib.version(name) != result["version"]:
         st.warning("The collection changed since this check: press Check again.")
     show_check(lib, name, result["check"], document_titles(lib, name), key="one")
@@ -458,6 +502,8 @@ def remember_mode() -> None:
     """The mode goes into the address (``/verify?mode=manuscript``), so a link or a reload keeps it."""
     if st.session_state.get(MODE_KEY) == "manuscript":
         st.query_params["mode"] = "manuscript"
+        for key in ("statement", "doc"):
+            st.query_params.pop(key, None)
     else:
         st.query_params.pop("mode", None)
 

@@ -16,7 +16,7 @@ SEARCH_MODES = ("tfidf", "bm25", "dense", "hybrid", "exact")
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 DEFAULT_CONTEXT = 150  # characters shown around an exact match in the terminal
 # Search options that only one mode reads: given with another mode, they are a usage error.
-MODE_OPTIONS = {"regex": "exact", "normalized": "exact", "context": "exact", "pool": "hybrid",
+MODE_OPTIONS = {"regex": "exact", "normalized": "exact", "literal": "exact", "context": "exact", "pool": "hybrid",
                 "cross_encoder": "hybrid"}
 
 
@@ -193,8 +193,10 @@ def _check_search_args(args) -> None:
         if value not in (None, False) and args.mode != mode:
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} applies to --mode {mode} only (the mode is {args.mode})")
-    if args.regex and args.normalized:
-        raise UsageError("--regex and --normalized cannot be combined: choose one way to match")
+    chosen = [flag for flag, on in (("--regex", args.regex), ("--normalized", args.normalized),
+                                    ("--literal", args.literal)) if on]
+    if len(chosen) > 1:
+        raise UsageError(f"{' and '.join(chosen)} cannot be combined: choose one way to match")
 
 
 def _warm_query_encoder(library, collection: str) -> None:
@@ -226,9 +228,11 @@ def cmd_search(args) -> int:
         raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
     sources = args.source or None
     if args.mode == "exact":
-        mode = "regex" if args.regex else ("normalized" if args.normalized else "literal")
+        # folded by default, as the app searches (and as the snippets it prints read: "cor-\nrect")
+        mode = "regex" if args.regex else ("literal" if args.literal else "normalized")
         context = DEFAULT_CONTEXT if args.context is None else args.context
-        rows = search_exact(args.query, index, max_hits=args.top, context=context, mode=mode, sources=sources)
+        rows = search_exact(args.query, index, max_hits=args.top, context=context, mode=mode, sources=sources,
+                            every_match=True)
         for rank, row in enumerate(rows, start=1):
             row["rank"] = rank
     elif args.mode in ("tfidf", "bm25"):
@@ -652,7 +656,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{DEFAULT_POOL})")
     p.add_argument("--regex", action="store_true", help="exact mode: the query is an RE2 regular expression")
     p.add_argument("--normalized", action="store_true",
-                   help="exact mode: fold ligatures, hyphenation, spacing, quotes and dashes")
+                   help="exact mode: fold ligatures, hyphenation, spacing, quotes and dashes (the default)")
+    p.add_argument("--literal", action="store_true",
+                   help="exact mode: the raw text, case-insensitive, nothing folded")
     p.add_argument("--context", type=int, default=None,
                    help=f"exact mode: characters shown around each match (default {DEFAULT_CONTEXT})")
     p.add_argument("--source", action="append", help="restrict to this document (repeatable)")

@@ -145,6 +145,28 @@ MEANING_NEGATION_SCOPE_WORDS = 3
 #   are one change, shown together ("improves … substantially").
 MEANING_MERGE_GAP_WORDS = 2
 
+# ----------------------------------------------------------------- the relevance lab's paired test
+# Below this many queries the lab warns that a paired test is too weak: a two-sided sign-flip
+# randomisation test over n queries cannot go below p = 2 / 2**n (0.125 at 4, 0.0039 at 9), and a
+# bootstrap over fewer than 10 values gives intervals far too narrow (Efron & Tibshirani 1993, ch. 13).
+PAIRED_TEST_MIN_QUERIES = 10
+
+# ----------------------------------------------------------------- passages in a list (display only)
+# Chosen by looking at the Compare lists of the 25 sample PDFs at 1280 and 1600 px:
+# * a chunk cut out mid-document ("ting. The model…") is shown from its first sentence start when
+#   one is this close to its beginning (two lines of a list cell), else from its first word start
+#   within a long word's length;
+DISPLAY_SENTENCE_LOOKAHEAD = 160
+DISPLAY_WORD_LOOKAHEAD = 40
+# * a file name in a title chip (no author or year known): the sample files differ in their first
+#   22 characters ("ml_bert_devlin2018_arx…");
+CHIP_NAME_CHARS = 22
+# * the opening of a passage that Compare's dialog sends to Verify: a sentence or two, which Verify
+#   finds word for word and marks on the page.
+VERIFY_LINK_CHARS = 300
+# * a list cell's passage: about four lines of the passage column at 300 px.
+LIST_PASSAGE_CHARS = 220
+
 # ----------------------------------------------------------------- limits on input
 # Safety limits, not measured: far above any paper in ../shared/data/pdfs (the largest is
 # 2.2 MB, the longest 123 pages), small enough that one file cannot exhaust memory.

@@ -18,6 +18,7 @@ DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
      # options of one mode given with another are refused, not silently ignored
      ["search", "c", "q", "--regex"], ["search", "c", "q", "--mode", "tfidf", "--normalized"],
      ["search", "c", "q", "--mode", "exact", "--regex", "--normalized"], ["search", "c", "q", "--context", "20"],
+     ["search", "c", "q", "--mode", "exact", "--literal", "--regex"], ["search", "c", "q", "--literal"],
      ["search", "c", "q", "--mode", "bm25", "--pool", "5"],
      ["search", "c", "q", "--mode", "dense", "--cross-encoder", "x"],
      ["search", "c", "q", "--pool", "0"], ["search", "c", "q", "--mode", "exact", "--context", "-1"],
@@ -174,6 +175,42 @@ def test_quick_commands_import_no_heavy_library(tmp_path, pdf_dir):
     out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_exact_search_folds_by_default_and_reports_every_occurrence(tmp_path, capsys):
+    """What `rag-core search --mode exact` prints can be searched again: a word hyphenated across a line end
+    is found folded (the default, as in the app), not with --literal; a phrase twice in a passage is two hits."""
+    from fpdf import FPDF
+
+    from rag_core.collections.library import Library
+    from rag_core.retrieval.exact import search_exact
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    for line in ("We prove that the estimator is cor-", "rect under mild conditions, and that the bound is tight.",
+                 "In the second setting the estimator is correct again, and the estimator is correct a third time."):
+        pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+    lib = Library(tmp_path)
+    report = lib.add_pdfs("c", [("proof.pdf", bytes(pdf.output()))], compute_embeddings=False)
+    assert report.files[0].ok, report.to_dict()
+    data = str(tmp_path)
+
+    def hits(query: str, *flags: str) -> list[dict]:
+        assert main(["--data-dir", data, "search", "c", query, "--mode", "exact", "--json", "--top", "10",
+                     *flags]) == 0
+        return json.loads(capsys.readouterr().out)["results"]
+
+    copied = "the estimator is cor-\nrect"  # as a PDF's line end (and a printed snippet) has it
+    folded = hits(copied)
+    assert len(folded) == 3 and folded[0]["mode"] == "normalized", [h["match"] for h in folded]
+    assert len({h["chunk_index"] for h in folded}) == 1, "three occurrences in one passage, three hits"
+    assert hits(copied, "--literal") == [], "--literal: the raw text, nothing folded"
+    literal = hits("estimator is correct", "--literal")
+    assert len(literal) >= 2 and all(h["mode"] == "literal" for h in literal)
+    assert len(hits(copied, "--normalized")) == 3
+    index = lib.load_index("c")
+    assert len(search_exact("estimator is correct", index, max_hits=10)) == 1, "the contract: one hit per chunk"
 
 
 def test_ingest_reads_scans_by_ocr_and_checks_the_ocr_options(tmp_path, pdf_dir, capsys, monkeypatch):

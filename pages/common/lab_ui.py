@@ -8,16 +8,26 @@ only lays them out.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import streamlit as st
 
+from pages.common.layout import note, text_line
 from rag_core.evaluation.methods import METHODS, method_label
-from rag_core.evaluation.metrics import JUDGED_METRICS, METRIC_LABELS, query_metrics
+from rag_core.evaluation.metrics import JUDGED_METRICS, METRIC_HELP, METRIC_LABELS, query_metrics
 from rag_core.lab.judgments import GRADE_SHORT, Grade, Judgments, Passages, load_judgments, passages_of
 from rag_core.lab.statistics import overlap_at_k, rank_biased_overlap
 from rag_core.retrieval.ranking import cross_encoder_status
-from rag_core.retrieval.search_spec import FUSION_LABELS, LEXICAL_LABELS, SearchSpec, saved_collection_spec
+from rag_core.retrieval.search_spec import (
+    FIELD_LABELS,
+    FUSION_LABELS,
+    LEXICAL_LABELS,
+    SearchSpec,
+    saved_collection_spec,
+)
 
+CE_ASKED_KEY = "ce_asked"  # the cross-encoder was picked while unavailable: open the offer
 CONFIG_KEY = "lab_config"  # plain session state: collection -> knob values (survives page switches)
 KNOBS = ("reranker", "mmr_lambda", "fusion", "rrf_k", "dense_weight", "pool", "lexical")
 GRADE_COLOURS = {"3 exact": "#1a7f37", "2 relevant": "#4c9be8", "1 related": "#f2b53a", "0 not relevant": "#d1495b",
@@ -35,7 +45,16 @@ def has_cross_encoder(model: str | None) -> bool:
 
 
 def _reranker_options(ce_available: bool) -> list[str]:
-    return ["cross_encoder", "mmr", "none"] if ce_available else ["none", "mmr"]
+    """Every reranker; without a cross-encoder it comes last and cannot be chosen (it says why)."""
+    return ["cross_encoder", "mmr", "none"] if ce_available else ["none", "mmr", "cross_encoder"]
+
+
+def _reranker_words(ce_available: bool):
+    def words(option: str) -> str:
+        if option == "cross_encoder" and not ce_available:
+            return "cross-encoder — unavailable (see below)"
+        return RERANKER_WORDS[option]
+    return words
 
 
 def current_spec(lib, name: str, cross_encoder_model: str | None) -> SearchSpec:
@@ -43,9 +62,10 @@ def current_spec(lib, name: str, cross_encoder_model: str | None) -> SearchSpec:
     the cross-encoder of the app's settings."""
     stored = st.session_state.get(CONFIG_KEY, {}).get(name)
     spec = SearchSpec.from_dict(stored, strict=False) if stored else SearchSpec.for_collection(lib.settings(name))
-    options = _reranker_options(has_cross_encoder(cross_encoder_model))
+    ce_available = has_cross_encoder(cross_encoder_model)
+    options = _reranker_options(ce_available)
     spec = spec.with_changes(cross_encoder_model=cross_encoder_model or None)
-    if spec.reranker not in options:
+    if spec.reranker not in options or (spec.reranker == "cross_encoder" and not ce_available):
         spec = spec.with_changes(reranker=options[0])
     return spec
 
@@ -59,6 +79,13 @@ def _remember(name: str, spec: SearchSpec) -> None:
     st.session_state.setdefault(CONFIG_KEY, {})[name] = spec.to_dict()
 
 
+def remember_spec(lib, name: str, spec: SearchSpec, *, prefix: str) -> None:
+    """Make ``spec`` the knobs' search for ``name`` (a link opened): the knobs show it on this run."""
+    _remember(name, spec)
+    for knob in KNOBS:
+        st.session_state.pop(f"{prefix}_{knob}_{name}", None)
+
+
 def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) -> SearchSpec:
     """The hybrid-search knobs; returns the search they show (with ``cross_encoder_model``, the app's).
     A change is kept for the tab and re-runs what depends on it."""
@@ -70,6 +97,9 @@ def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) 
             st.session_state[key] = getattr(spec, knob)
 
     def changed() -> None:
+        if st.session_state[keys["reranker"]] == "cross_encoder" and not ce_available:  # listed, not choosable
+            st.session_state[keys["reranker"]] = spec.reranker
+            st.session_state[CE_ASKED_KEY] = True
         values = {k: st.session_state[key] for k, key in keys.items()}
         values["dense_weight"] = float(values["dense_weight"])
         values["mmr_lambda"] = float(values["mmr_lambda"])
@@ -92,30 +122,62 @@ def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) 
                       on_click=reset, icon=":material/restart_alt:", width="stretch",
                       help="Back to the settings this collection searches with by default"
                            + (" (saved from the optimiser)" if saved else ""))
-        c = st.columns([1.5, 1, 1.4, 0.8, 1.3, 0.9, 1.3])
-        c[0].selectbox("Reranker", _reranker_options(ce_available), format_func=RERANKER_WORDS.get,
+        c, label = st.columns([1.5, 1, 1.4, 0.8, 1.3, 0.9, 1.3]), FIELD_LABELS
+        c[0].selectbox(label["reranker"], _reranker_options(ce_available),
+                       format_func=_reranker_words(ce_available),
                        key=keys["reranker"], on_change=changed,
                        help="Cross-encoder: re-reads the pool (only when one can be loaded, see Settings). "
                             "MMR: after fusion, maximal marginal relevance trades relevance for variety. "
                             "None: the fused order.")
-        c[1].slider("MMR λ", 0.0, 1.0, step=0.05, key=keys["mmr_lambda"], on_change=changed,
+        c[1].slider(label["mmr_lambda"], 0.0, 1.0, step=0.05, key=keys["mmr_lambda"], on_change=changed,
                     disabled=st.session_state[keys["reranker"]] != "mmr",
                     help="Higher favours relevance, lower favours passages unlike those above them")
-        c[2].selectbox("Fusion", list(FUSION_LABELS), format_func=FUSION_LABELS.get, key=keys["fusion"],
+        c[2].selectbox(label["fusion"], list(FUSION_LABELS), format_func=FUSION_LABELS.get, key=keys["fusion"],
                        on_change=changed, help="How the first-stage lists are merged when no cross-encoder "
                                                "reorders the pool")
-        c[3].number_input("RRF k", min_value=1, max_value=10_000, step=10, key=keys["rrf_k"], on_change=changed,
+        c[3].number_input(label["rrf_k"], min_value=1, max_value=10_000, step=10, key=keys["rrf_k"], on_change=changed,
                           disabled=st.session_state[keys["fusion"]] != "rrf",
-                          help="Reciprocal rank fusion: each list adds weight / (k + rank)")
-        c[4].slider("Dense weight α", 0.0, 1.0, step=0.05, key=keys["dense_weight"], on_change=changed,
+                          help="Reciprocal rank fusion: each list adds weight / (k + rank). Used only when the "
+                               "fusion is reciprocal rank fusion (greyed out otherwise: it changes nothing then)")
+        c[4].slider(label["dense_weight"], 0.0, 1.0, step=0.05, key=keys["dense_weight"], on_change=changed,
                     help="The embedding list's share of the fused score; the lexical list gets 1 − α "
                          "(0.5: equal)")
-        c[5].number_input("Pool size", min_value=1, max_value=1000, step=10, key=keys["pool"], on_change=changed,
+        c[5].number_input(label["pool"], min_value=1, max_value=1000, step=10, key=keys["pool"], on_change=changed,
                           help="Candidates taken from each first-stage list before fusing or re-reading")
-        c[6].selectbox("Lexical lists in the pool", list(LEXICAL_LABELS), format_func=LEXICAL_LABELS.get,
+        c[6].selectbox(label["lexical"], list(LEXICAL_LABELS), format_func=LEXICAL_LABELS.get,
                        key=keys["lexical"], on_change=changed,
                        help="Which lexical rankings feed the pool (and the lexical side of the fusion)")
+        if not ce_available:
+            cross_encoder_offer(cross_encoder_model, prefix)
     return current_spec(lib, name, cross_encoder_model)
+
+
+def cross_encoder_offer(model: str | None, prefix: str) -> None:
+    """Why the cross-encoder cannot be chosen, and a field for a local model folder that makes it one."""
+    from pages.common.state import data_dir
+    from rag_core.collections.preferences import update_preferences
+    from rag_core.retrieval.ranking import forget_rerankers
+
+    asked = st.session_state.pop(CE_ASKED_KEY, False)
+    reason = cross_encoder_status(model).detail if model else "No cross-encoder is set (Settings)."
+    with st.expander("Cross-encoder: unavailable here — why, and how to add one", expanded=asked,
+                     key=f"{prefix}_ce_offer"):
+        text_line(reason, muted=True)
+        with st.form(f"{prefix}_ce_form", border=False):
+            folder, go = st.columns([5, 1], vertical_alignment="bottom")
+            path = folder.text_input("Local cross-encoder folder", key=f"{prefix}_ce_folder",
+                                     placeholder="/path/to/ms-marco-MiniLM-L-6-v2 (a folder with a config.json)",
+                                     help="A sentence-transformers cross-encoder saved on this machine; it becomes "
+                                          "the app's cross-encoder (as on the Settings page)")
+            use = go.form_submit_button("Use it", width="stretch")
+        if use:
+            chosen = Path((path or "").strip()).expanduser()
+            if not (path or "").strip() or not (chosen / "config.json").is_file():
+                note("warning", f"“{path}” is not a folder holding a model (no config.json there).")
+            else:
+                update_preferences(data_dir(), cross_encoder_model=str(chosen))
+                forget_rerankers()
+                st.rerun()
 
 
 # ---------------------------------------------------------------- grades
@@ -170,7 +232,7 @@ def metrics_frame(lists: dict[str, list[dict]], grades: dict[int, Grade],
 
 METRIC_COLUMNS = {
     "method": TEXT(width=110),
-    **{METRIC_LABELS[m]: NUM(format="%.3f", width=86) for m in JUDGED_METRICS},
+    **{METRIC_LABELS[m]: NUM(format="%.3f", width=86, help=METRIC_HELP[m]) for m in JUDGED_METRICS},
     "nDCG@10 before": NUM(format="%.3f", width=110, help="nDCG@10 of this method's list under the settings "
                                                          "before the last change (same judgments)"),
     "change": NUM(format="%+.3f", width=70, help="nDCG@10 now minus before"),

@@ -65,10 +65,11 @@ NOTE_SIGNS = {"success": "✓", "warning": "⚠", "error": "✕"}  # (the font h
 # ---------------------------------------------------------------- page setup and navigation
 
 
-def link(page: str, label: str, icon: str | None = None) -> None:
-    """``st.page_link``; plain text when a page file runs outside the app (a test starting it)."""
+def link(page: str, label: str, icon: str | None = None, *, query_params: dict | None = None) -> None:
+    """``st.page_link`` (with the address's ``query_params``); plain text when a page file runs outside
+    the app (a test starting it)."""
     try:
-        st.page_link(page, label=label, icon=icon)
+        st.page_link(page, label=label, icon=icon, query_params=query_params)
     except Exception:  # noqa: BLE001 - StreamlitPageNotFoundError when a page runs standalone
         st.markdown(f"{icon or ''} {label}")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.common.layout import PAGES, link, text_line
+from pages.common.layout import PAGES, link, note, text_line
 from rag_core.collections.library import Library
 from rag_core.collections.preferences import Preferences, load_preferences
 from rag_core.output.render import short_title
@@ -18,6 +18,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the app's threads, n
 
 ACTIVE_KEY = "active_collection"  # plain session state (not a widget key): survives page switches
 FLASH_KEY = "flash"  # (kind, text) shown once at the top of the next run of a page
+COLLECTION_PARAM = "collection"  # the address's ?collection=NAME on every page that picks one
+ADDRESS_SEEN_KEY = "address_seen"  # per kind, the address values this session applied or wrote
+ADDRESS_MEMORY = 200  # values remembered per kind (a session writes one per change)
+MISSING_KEY = "missing_collection"  # a collection the address named that is not there
 
 
 # ---------------------------------------------------------------- data folder
@@ -181,12 +185,37 @@ def title_of(row: dict, titles: dict[str, str]) -> str:
 # ---------------------------------------------------------------- collection picker
 
 
-def pick_collection(label: str = "Collection", key: str = "pick_collection", *, where=st) -> str | None:
-    """A selectbox of the collections that remembers the choice across pages (per tab).
+def address_is_new(kind: str, value) -> bool:
+    """Whether the address holds a ``value`` this session neither applied nor wrote: a link opened or a
+    reload. A rerun may still carry an address the page has since replaced (the browser updates it a
+    moment later), and that must not undo the change that replaced it."""
+    return value not in st.session_state.get(ADDRESS_SEEN_KEY, {}).get(kind, [])
 
-    With no collection yet it shows what to do next and returns None.
+
+def remember_address(kind: str, value) -> None:
+    seen = st.session_state.setdefault(ADDRESS_SEEN_KEY, {}).setdefault(kind, [])
+    if value not in seen:
+        seen.append(value)
+        del seen[:-ADDRESS_MEMORY]
+
+
+def pick_collection(label: str = "Collection", key: str = "pick_collection", *, where=st) -> str | None:
+    """A selectbox of the collections that remembers the choice across pages (per tab) and in the
+    address (``?collection=NAME``), so a reload or a link opens the same collection.
+
+    A collection the address names that does not exist is said, never swapped silently. With no
+    collection yet it shows what to do next and returns None.
     """
     names = library().names()
+    wanted = st.query_params.get(COLLECTION_PARAM)
+    if wanted and address_is_new("collection", wanted):  # a link or a reload: once per value
+        remember_address("collection", wanted)
+        if wanted in names:
+            st.session_state[ACTIVE_KEY] = wanted
+            st.session_state[key] = wanted
+            st.session_state.pop(MISSING_KEY, None)
+        else:
+            st.session_state[MISSING_KEY] = wanted
     if not names:
         st.info("There is no collection yet. Create one and add PDFs on the **Collections** page.",
                 icon=":material/library_books:")
@@ -197,11 +226,21 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
 
     def remember():
         st.session_state[ACTIVE_KEY] = st.session_state[key]
+        st.session_state.pop(MISSING_KEY, None)
 
     if key in st.session_state and st.session_state[key] not in names:
         del st.session_state[key]
     if key not in st.session_state:
         st.session_state[key] = names[index]
     choice = where.selectbox(label, names, key=key, on_change=remember)  # options are shown as plain text
+    missing = st.session_state.get(MISSING_KEY)
+    if missing and missing not in names:
+        note("warning", f"There is no collection “{missing}” here (renamed or deleted?): showing “{choice}” "
+                        "instead. Pick another one above.")
+    if active is not None and active not in names and not missing:
+        note("warning", f"The collection “{active}” is gone (renamed or deleted?): showing “{choice}” instead.")
     st.session_state[ACTIVE_KEY] = choice
+    remember_address("collection", choice)
+    if st.query_params.get(COLLECTION_PARAM) != choice:
+        st.query_params[COLLECTION_PARAM] = choice
     return choice

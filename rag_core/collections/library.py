@@ -12,7 +12,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag_core.collections.ingest.embedding import embed_pending, start_background_embedding
+from rag_core.collections.ingest.embedding import (
+    background_embedding_alive,
+    embed_pending,
+    start_background_embedding,
+)
 from rag_core.collections.ingest.ocr_layers import layer_key, read_layer
 from rag_core.collections.ingest.pipeline import IngestReport, ingest_files
 from rag_core.collections.ingest.progress import IngestProgress
@@ -281,6 +285,10 @@ class Library:
     def embed_pending(self, name: str, *, progress: Callable[[int, int], None] | None = None) -> EmbeddingStatus:
         """Compute the dense vectors the collection still lacks (resumes an interrupted run)."""
         return embed_pending(self.store, name, progress=progress)
+
+    def embedding_in_background(self, name: str) -> bool:
+        """Whether this process runs a background embedder of ``name`` (from its start on)."""
+        return background_embedding_alive(self.store, name)
 
     def embed_in_background(self, name: str) -> bool:
         """Start computing missing vectors in a thread of this process (False: one is running)."""

@@ -160,6 +160,23 @@ DEPTH = 10
 JUDGED_METRICS = ("ndcg@10", "p@5", "success@5", "mrr@10", "recall@10", "unjudged@10")
 METRIC_LABELS = {"ndcg@10": "nDCG@10", "p@5": "P@5", "success@5": "Success@5", "mrr@10": "MRR@10",
                  "recall@10": "Recall@10", "unjudged@10": "unjudged@10", "recall@100": "Recall@100"}
+# What each figure means, for a reader who has not met it (the app's help texts).
+METRIC_HELP = {
+    "ndcg@10": "nDCG@10: how good the top 10 is, using the grades as gains and counting a passage less the lower "
+               "it is ranked; 1 = the best passages judged, best first; 0 = none of them in the top 10.",
+    "p@5": "P@5 (precision at 5): the share of the top 5 graded relevant (2 or 3).",
+    "success@5": "Success@5: 1 when at least one of the top 5 is graded relevant (2 or 3), else 0.",
+    "mrr@10": "MRR@10 (reciprocal rank): 1 / the rank of the first relevant passage (1 at rank 1, 0.5 at rank 2, "
+              "…), 0 when none is in the top 10.",
+    "recall@10": "Recall@10: the share of all passages graded relevant for the question that are in the top 10.",
+    "unjudged@10": "unjudged@10: the share of the top 10 not judged yet; while above 0, the other figures are "
+                   "lower bounds.",
+    "recall@100": "Recall@100: the share of all relevant passages that are in the top 100.",
+    "overlap@10": "Overlap@10: the share of the top 10 two lists have in common, whatever the order (1 = the same "
+                  "ten passages).",
+    "rbo": "Rank-biased overlap (p = 0.9): how much two lists agree, weighting the top ranks most (1 = the same "
+           "order, 0 = nothing in common).",
+}
 LOWER_BOUND_NOTE = ("Unjudged passages count as not relevant, so nDCG, P, MRR and recall are lower bounds "
                     "while a list's unjudged share is above 0: judge its unjudged passages to make them exact.")
 

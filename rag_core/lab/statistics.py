@@ -13,6 +13,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from rag_core.evaluation.metrics import DEPTH, METRIC_LABELS
+from rag_core.settings import PAIRED_TEST_MIN_QUERIES
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,28 @@ class PairedTest:
                     f"a difference this large would arise by chance with p = {self.p_randomisation:.3f}.")
         return (f"No reliable difference: {abs(diff):.3f} {metric} in favour of {better} over {self.n} "
                 f"queries, p = {self.p_randomisation:.3f} (≥ {alpha}); judge more queries to tell them apart.")
+
+
+    def cautions(self, alpha: float = 0.05) -> list[str]:
+        """What a reader must know before trusting :meth:`verdict`: too few queries, and an interval
+        and a p-value that disagree (and why)."""
+        out = []
+        if 2 <= self.n < PAIRED_TEST_MIN_QUERIES:
+            smallest = 2 / 2 ** self.n
+            out.append(f"Only {self.n} queries: too few for a paired test. With {self.n} queries the randomisation "
+                       f"test cannot give a p below {smallest:.3g} however large the difference, and the "
+                       f"bootstrap interval is too narrow; judge at least {PAIRED_TEST_MIN_QUERIES} queries.")
+        low, high, p = self.difference.low, self.difference.high, self.p_randomisation
+        if low is not None and high is not None and p is not None:
+            excludes_zero = low > 0 or high < 0
+            if excludes_zero and p >= alpha:
+                out.append(f"The 95% interval [{low:.3f}, {high:.3f}] excludes zero while p = {p:.3f}: the bootstrap "
+                           "only resamples the queries judged, so with few queries its interval is too narrow. "
+                           "Trust the test: the difference is not established.")
+            elif not excludes_zero and p < alpha:
+                out.append(f"p = {p:.3f} while the 95% interval [{low:.3f}, {high:.3f}] includes zero: the two "
+                           "disagree at the edge; treat the difference as tentative and judge more queries.")
+        return out
 
 
 def paired_test(a: Mapping[str, float | None], b: Mapping[str, float | None], *, names: tuple[str, str] = ("a", "b"),

@@ -135,7 +135,7 @@ def compare(
         t0 = time.perf_counter()
         try:  # every place, to count them; the list keeps those most about the question
             found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
-                                 mode=exact_mode, sources=sources)
+                                 mode=exact_mode, sources=sources, every_match=True)
             return found, None, time.perf_counter() - t0
         except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
             return [], str(exc), time.perf_counter() - t0

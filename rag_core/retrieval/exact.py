@@ -489,8 +489,10 @@ def find_exact(
     max_hits: int = 10,
     context: int = 300,
     sources: Collection[str] | None = None,
+    every_match: bool = False,
 ) -> list[ExactHit]:
-    """Find ``pattern`` in the raw text of ``chunks``; at most one hit (the first) per chunk.
+    """Find ``pattern`` in the raw text of ``chunks``; at most one hit (the first) per chunk, or
+    with ``every_match`` one hit per occurrence (a phrase twice in a passage is two hits).
 
     ``mode`` is ``"literal"`` (case-insensitive), ``"regex"`` (RE2 syntax, case-sensitive)
     or ``"normalized"`` (folded quote matching).  Hits come in chunk order; when
@@ -507,7 +509,8 @@ def find_exact(
     if not chunks:
         return []
     if hasattr(chunks, "parts") and hasattr(chunks, "offsets"):  # a segmented index
-        return _find_in_segments(pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources)
+        return _find_in_segments(pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources,
+                                 every_match=every_match)
     texts = _texts(chunks)
     corpus = _corpus(chunks, texts)
 
@@ -530,6 +533,17 @@ def find_exact(
                 continue
             seen.add(place)
         hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
+        while every_match and len(hits) < max_hits:  # the passage's later occurrences
+            found = _next_in_chunk(mode, pattern, texts[i], max(start, end - 1))
+            if found is None:
+                break
+            start, end = found
+            place = _place(chunks[i], start, end)
+            if place is not None:
+                if place in seen:
+                    continue
+                seen.add(place)
+            hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break
@@ -539,14 +553,15 @@ def find_exact(
 
 
 def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context: int,
-                      sources: Collection[str] | None) -> list[ExactHit]:
+                      sources: Collection[str] | None, every_match: bool = False) -> list[ExactHit]:
     """:func:`find_exact` over each segment, ``SEGMENT_THREADS`` segments at a time (RE2 and
     ``bytes.find`` release the GIL), the hits put back in chunk order; segments after the one
     that fills ``max_hits`` are not scanned."""
     from rag_core.index.segments import segment_pool
 
     def one(offset: int, part) -> list[ExactHit]:
-        found = find_exact(pattern, part, mode=mode, max_hits=max_hits, context=context, sources=sources)
+        found = find_exact(pattern, part, mode=mode, max_hits=max_hits, context=context, sources=sources,
+                           every_match=every_match)
         for hit in found:
             hit["chunk_index"] += offset
         return found
@@ -629,11 +644,13 @@ def search_exact(
     *,
     mode: str | None = None,
     sources: Collection[str] | None = None,
+    every_match: bool = False,
 ) -> list[ExactHit]:
     """Public contract wrapper: :func:`find_exact` over ``index.chunks``.
 
     ``mode=None`` means ``"regex"`` when ``regex`` is true, else ``"literal"``. A pattern that
-    is not valid Unicode raises :class:`rag_core.errors.QueryError`.
+    is not valid Unicode raises :class:`rag_core.errors.QueryError`. ``every_match``: every
+    occurrence in a chunk is a hit (the contract's default: the first one only).
     """
     if isinstance(pattern, str):
         check_unicode(pattern, "pattern")
@@ -645,5 +662,5 @@ def search_exact(
     if chunks is None:
         raise TypeError("index must have a .chunks list")
     return find_exact(
-        pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources
+        pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources, every_match=every_match
     )

@@ -50,6 +50,9 @@ RERANKER_LABELS = {
 LEXICAL_POOLS = ("both", "bm25", "tfidf")
 LEXICAL_LABELS = {"both": "BM25 + TF-IDF", "bm25": "BM25 only", "tfidf": "TF-IDF only"}
 FUSION_LABELS = {"minmax": "min-max score fusion", "zscore": "z-score score fusion", "rrf": "reciprocal rank fusion"}
+# The name of each field for people: the app's settings panel and the optimiser's table use these.
+FIELD_LABELS = {"reranker": "Reranker", "mmr_lambda": "MMR λ", "fusion": "Fusion", "rrf_k": "RRF k",
+                "dense_weight": "Dense weight α", "pool": "Pool size", "lexical": "Lexical lists in the pool"}
 COLLECTION_KEY = "search"  # where a collection's default spec lives in its settings
 # What a collection keeps as its default (the reranker and the cross-encoder are chosen per search).
 SAVED_FIELDS = ("fusion", "dense_weight", "rrf_k", "pool", "lexical")
@@ -247,6 +250,30 @@ class SearchSpec:
 
 
 DEFAULT_SPEC = SearchSpec()
+
+
+def settings_for_people(values: Mapping) -> dict[str, str]:
+    """A spec's saved fields (:data:`SAVED_FIELDS`, as :meth:`SearchSpec.saved` gives them) under the
+    names of :data:`FIELD_LABELS`, their values in words ("min-max score fusion", "BM25 + TF-IDF");
+    RRF k is "–" unless the fusion is RRF (it changes nothing then)."""
+    fusion = values.get("fusion")
+    out = {}
+    for key in SAVED_FIELDS:
+        if key not in values:
+            continue
+        value = values[key]
+        if key == "fusion":
+            shown = FUSION_LABELS.get(value, str(value))
+        elif key == "lexical":
+            shown = LEXICAL_LABELS.get(value, str(value))
+        elif key == "rrf_k":
+            shown = f"{value:g}" if fusion == "rrf" and _number(value) else "–"
+        elif key == "dense_weight" and _number(value):
+            shown = f"{float(value):.2f}"
+        else:
+            shown = str(value)
+        out[FIELD_LABELS[key]] = shown
+    return out
 
 
 def saved_collection_spec(collection_settings: Mapping | None) -> dict | None:

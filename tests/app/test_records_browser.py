@@ -42,7 +42,9 @@ DRAFT = (
 def data_dir(tmp_path):
     from rag_core.collections.library import Library
 
-    report = Library(tmp_path / "data").add_pdfs("papers", small_pdfs(), compute_embeddings=False)
+    # embedded now: no background embedding (and the Collections page's self-refreshing status) runs
+    # while the test edits the records grid
+    report = Library(tmp_path / "data").add_pdfs("papers", small_pdfs(), compute_embeddings=True)
     assert [f.status for f in report.files] == ["ok", "ok"]
     return tmp_path / "data"
 
@@ -113,7 +115,9 @@ def test_import_a_bib_correct_a_year_and_check_a_manuscript(data_dir, tmp_path):
                 idle()
                 save = page.get_by_role("button", name="Save 1 corrected record")
                 expect(save).to_be_enabled()
+                idle()
                 save.click()
+                expect(page.get_by_text("Saved the corrected record", exact=False)).to_be_visible()
                 idle()
                 expect(editor.locator('[role="gridcell"][aria-colindex="6"]').first).to_contain_text("year: edited")
                 shot("2-year-corrected", heading)

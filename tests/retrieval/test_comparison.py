@@ -24,15 +24,17 @@ def index():
 
 def test_exact_counts_every_place_and_keeps_those_most_about_the_question(index):
     result = compare("alpha beta", index, exact_mode="literal", exact_query="alpha", max_exact_hits=2, top=5)
-    assert (result.exact_total, result.exact_documents, result.exact_capped) == (4, 4, False)
+    # every occurrence counts: a.pdf says alpha three times, in one passage
+    assert (result.exact_total, result.exact_documents, result.exact_capped) == (6, 4, False)
     assert [h["rank"] for h in result.exact] == [1, 2]
     every = compare("alpha beta", index, exact_mode="literal", exact_query="alpha", max_exact_hits=10, top=5)
-    assert len(every.exact) == 4
+    assert len(every.exact) == 6
+    assert sorted(h["start"] for h in every.exact if h["source"] == "a.pdf") == [0, 32, 38]
     best_two = sorted(every.exact, key=lambda h: (-h["cosine"], h["chunk_index"]))[:2]
     assert [h["source"] for h in result.exact] == [h["source"] for h in best_two]
     # b.pdf comes second in document order but mentions alpha once in a long text: listed last
     assert [h["source"] for h in every.exact][-1] == "b.pdf" and "b.pdf" not in [h["source"] for h in result.exact]
-    assert result.to_dict()["exact_total"] == 4
+    assert result.to_dict()["exact_total"] == 6
 
 
 def test_tfidf_lists_only_passages_sharing_a_term(index):

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rag_core.collections.ingest.rates import (
     _PRIOR_CHUNKS,
@@ -24,6 +25,7 @@ from rag_core.collections.ingest.rates import (
     remember_rates,
 )
 from rag_core.collections.store.base import CollectionStore, EmbeddingStatus
+from rag_core.output.render import seconds_text
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +50,9 @@ def embed_pending(
         status = store.embedding_status(name)
         started, done_at_start = time.time(), status.done
         total = status.total
+        if status.total > status.done:  # running from now on, while the model loads too (no rate yet)
+            store.write_embedding_progress(name, {"running": True, "done": status.done, "total": total,
+                                                  "started": started, "rate": None})
         model = None
         prior, rate_from = 0.0, started
         try:
@@ -137,6 +142,47 @@ def _stop_background_embedding() -> None:
     _stopping.set()
     for thread in list(_background.values()):
         thread.join(120)
+
+
+def background_embedding_alive(store: CollectionStore, name: str) -> bool:
+    """Whether this process has a background embedder of ``name`` alive (also before it has said so
+    in the collection's status: between its start and its first record)."""
+    thread = _background.get((store.kind, store.location, name))
+    return thread is not None and thread.is_alive()
+
+
+@dataclass(frozen=True)
+class EmbeddingView:
+    """What the app says about a collection's embeddings: ``kind`` (ready, running, starting, error,
+    waiting), a sentence, and the bar's fraction (None: no bar)."""
+
+    kind: str
+    text: str
+    fraction: float | None = None
+
+
+def embedding_view(status: EmbeddingStatus, *, starting: bool = False) -> EmbeddingView:
+    """The truth about ``status`` in one sentence: ``starting``: this process has just started an
+    embedder that has not reported yet."""
+    total, done = status.total, min(status.done, status.total)
+    if status.complete:
+        return EmbeddingView("ready", f"Embeddings of all {total:,} passages are ready: hybrid search uses them all.",
+                             1.0)
+    fraction = done / max(total, 1)
+    if status.running or starting:
+        if status.eta_s is not None:
+            left = f"about {seconds_text(status.eta_s)} left"
+        elif done == 0 or not status.running:
+            left = "loading the embedding model, then estimating the time left"
+        else:
+            left = "estimating the time left"
+        return EmbeddingView("running", f"Embeddings for hybrid search: {done:,} of {total:,} passages so far, "
+                                        f"{left}. TF-IDF, BM25 and exact search already cover every passage.",
+                             fraction)
+    if status.error:
+        return EmbeddingView("error", f"Computing the embeddings stopped: {status.error}", fraction)
+    return EmbeddingView("waiting", f"{total - done:,} of {total:,} passages have no embedding yet: hybrid search "
+                                    "finds them by TF-IDF and BM25 only.", fraction)
 
 
 def wait_for_background_embedding(store: CollectionStore, name: str, timeout: float | None = None) -> bool:

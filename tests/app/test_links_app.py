@@ -1,0 +1,147 @@
+"""State in the address (AppTest): a Compare link opens its comparison drawn and follows every change,
+Verify and the Relevance lab keep their collection, statement and tab, a missing collection is said."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+
+import pytest
+
+from tests.app.support import COLLECTION
+from tests.support import REPO
+
+AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
+
+TIMEOUT = 180
+
+
+def start(data_dir, monkeypatch, page: str, **params) -> AppTest:
+    monkeypatch.setenv("RAG_CORE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = AppTest.from_file(str(REPO / page), default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def notes(at: AppTest, kind: str) -> list[str]:
+    return [html.unescape(re.sub(r"<[^>]+>", "", h.value)).strip() for h in at.html
+            if h.value.startswith(f'<div class="rc-note rc-note-{kind}"')]
+
+
+def lists(at: AppTest) -> dict:
+    return {df.key.split("_")[1]: df.value for df in at.dataframe if (df.key or "").startswith("table_")}
+
+
+@pytest.fixture()
+def two_collections(built_data_dir, tmp_path):
+    """The two-paper collection and an empty one named first, so that a silent fallback would show."""
+    from rag_core.collections.library import Library
+
+    target = tmp_path / "data"
+    shutil.copytree(built_data_dir, target)
+    Library(target).create("aaa empty first")
+    return target
+
+
+def test_a_compare_link_opens_the_comparison_drawn_and_the_address_follows_changes(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION, q="masked language model",
+               fusion="rrf", rrf_k="20", alpha="0.3", pool="15", top="5", reranker="none")
+    assert at.selectbox(key="cmp_collection").value == COLLECTION
+    drawn = lists(at)
+    assert set(drawn) >= {"tfidf", "hybrid"} and len(drawn["hybrid"]) == 5
+    assert at.text_input(key="cmp_query").value == "masked language model"
+    assert at.selectbox(key=f"cmp_fusion_{COLLECTION}").value == "rrf"
+    assert at.number_input(key=f"cmp_rrf_k_{COLLECTION}").value == 20
+    assert at.slider(key=f"cmp_dense_weight_{COLLECTION}").value == pytest.approx(0.3)
+    params = dict(at.query_params)
+    assert params["q"] == ["masked language model"] or params["q"] == "masked language model"
+    link = at.code[0].value
+    assert link.startswith("/compare?") or "/compare?" in link
+    assert "q=masked+language+model" in link and "rrf_k=20" in link and "alpha=0.3" in link
+
+    # a hybrid setting changed: the list re-runs and the address says the new setting
+    at.number_input(key=f"cmp_pool_{COLLECTION}").set_value(40).run()
+    assert not at.exception
+    assert "pool=40" in at.code[0].value
+
+    # the new address, opened in a fresh session, draws the same lists
+    fresh = {k: (v[0] if isinstance(v, list) else v) for k, v in dict(at.query_params).items()}
+    again = start(two_collections, monkeypatch, "pages/compare.py", **fresh)
+    reopened = lists(again)
+    for kind in ("tfidf", "hybrid"):
+        assert list(reopened[kind]["passage"]) == list(lists(at)[kind]["passage"]), kind
+
+
+def test_a_link_with_bad_values_says_what_it_ignored(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION, q="masked language model",
+               alpha="7", doc="no such file.pdf")
+    warned = " ".join(notes(at, "warning"))
+    assert "alpha=7" in warned and "no such file.pdf" in warned
+    assert lists(at), "the comparison is still drawn"
+
+
+def test_a_missing_collection_is_said_never_switched_silently(two_collections, monkeypatch):
+    for page in ("pages/compare.py", "pages/verify.py", "pages/lab.py"):
+        at = start(two_collections, monkeypatch, page, collection="renamed papers", q="masked language model")
+        warned = " ".join(notes(at, "warning"))
+        assert "no collection “renamed papers”" in warned, (page, warned)
+        assert not lists(at), "nothing of the link is searched in another collection"
+
+
+def test_the_collection_is_kept_in_the_address_of_every_page(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/verify.py", collection=COLLECTION)
+    assert at.selectbox(key="verify_collection").value == COLLECTION
+    at.selectbox(key="verify_collection").set_value("aaa empty first").run()
+    assert at.query_params["collection"] in ("aaa empty first", ["aaa empty first"])
+
+
+def test_a_verify_link_checks_its_statement_at_once(two_collections, monkeypatch, real_quote):
+    at = start(two_collections, monkeypatch, "pages/verify.py", collection=COLLECTION, statement=real_quote)
+    assert at.text_area(key="verify_quote").value == real_quote
+    assert any("verbatim" in n for n in notes(at, "success")), notes(at, "success")
+    other = "BERT is designed to pre-train deep bidirectional representations"
+    at.text_area(key="verify_quote").input(other)
+    at.button(key="FormSubmitter:verify_form-Check").click().run()
+    assert at.query_params["statement"] in (other, [other])
+
+
+def test_the_lab_keeps_its_tab_in_the_address(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/lab.py", collection=COLLECTION, tab="Import / export")
+    assert not at.exception
+    assert at.query_params["collection"] in (COLLECTION, [COLLECTION])
+
+
+def test_the_reranker_menu_lists_the_cross_encoder_with_the_reason_and_a_folder_field(two_collections, monkeypatch,
+                                                                                     tmp_path):
+    monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path / "cache"))
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION)
+    menu = at.selectbox(key=f"cmp_reranker_{COLLECTION}")
+    assert "cross-encoder — unavailable (see below)" in menu.options, menu.options
+    assert at.text_input(key="cmp_ce_folder").label == "Local cross-encoder folder"
+    menu.set_value("cross_encoder").run()
+    assert not at.exception
+    assert at.selectbox(key=f"cmp_reranker_{COLLECTION}").value != "cross_encoder", "listed, not chosen"
+    at.text_input(key="cmp_ce_folder").input(str(tmp_path / "no model here"))
+    at.button(key="FormSubmitter:cmp_ce_form-Use it").click().run()
+    assert any("no config.json" in n for n in notes(at, "warning")), notes(at, "warning")
+
+
+def test_a_rerun_that_still_carries_the_old_address_does_not_undo_a_change(two_collections, monkeypatch):
+    """The browser updates the address a moment after the page wrote it: a quick second change reruns
+    with the old one, which must not be taken for a link and reset the page."""
+    link = {"collection": COLLECTION, "q": "masked language model", "pool": "15", "reranker": "none"}
+    at = start(two_collections, monkeypatch, "pages/compare.py", **link)
+    at.number_input(key=f"cmp_pool_{COLLECTION}").set_value(40).run()
+    assert "pool=40" in at.code[0].value
+    for key, value in link.items():  # the stale address, as a fast second change would send it
+        at.query_params[key] = value
+    at.slider(key=f"cmp_dense_weight_{COLLECTION}").set_value(0.7).run()
+    assert not at.exception
+    assert at.number_input(key=f"cmp_pool_{COLLECTION}").value == 40, "the pool change stands"
+    assert "pool=40" in at.code[0].value and "alpha=0.7" in at.code[0].value
+    assert "vs before" in lists(at)["hybrid"].columns

@@ -27,6 +27,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from rag_core.errors import RagCoreError
+from rag_core.pdf.pool import end_child
 from rag_core.settings import CHECK_MEMORY_MB, CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
 
 __all__ = ["CheckWorkerError", "check_in_worker"]
@@ -145,13 +146,7 @@ def check_in_worker(
     except (OSError, ValueError) as exc:
         raise CheckWorkerError(f"The check could not run ({type(exc).__name__}: {exc}).") from None
     finally:
-        if child.poll() is None:
-            child.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(5)
-        for pipe in (child.stdin, child.stdout):
-            with contextlib.suppress(OSError):
-                pipe.close()
+        end_child(child)
 
 
 if __name__ == "__main__":  # pragma: no cover

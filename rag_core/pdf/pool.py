@@ -97,12 +97,18 @@ class _Worker:
     def stop(self) -> None:
         with contextlib.suppress(OSError):
             os.killpg(self.process.pid, signal.SIGKILL)  # the worker and any Tesseract it runs
-        if self.process.poll() is None:
-            self.process.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.process.wait(5)
-        for pipe in (self.process.stdin, self.process.stdout):
-            with contextlib.suppress(OSError):
+        end_child(self.process)
+
+
+def end_child(process: subprocess.Popen) -> None:
+    """Stop a child process (killed if it still runs), reap it and close its pipes."""
+    if process.poll() is None:
+        process.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(5)
+    for pipe in (process.stdin, process.stdout):
+        with contextlib.suppress(OSError):
+            if pipe is not None:
                 pipe.close()
 
 
@@ -349,10 +355,4 @@ class PageCounter:
         except (OSError, ValueError):
             pass
         finally:
-            if process.poll() is None:
-                process.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(5)
-            for pipe in (process.stdin, process.stdout):
-                with contextlib.suppress(OSError):
-                    pipe.close()
+            end_child(process)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.support import PDF_DIR
+from tests.support import PDF_DIR, REPO
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -90,3 +93,50 @@ def make_hostile_pdf(folder: Path, host: str) -> Path:
     with open(path, "wb") as handle:
         writer.write(handle)
     return path
+
+
+@contextmanager
+def app_in_chromium(data_dir: Path, *, width: int = 1600, height: int = 1000, timeout_ms: int = 60_000):
+    """The app served on ``data_dir`` and a page of Debian's Chromium on it (never a downloaded
+    browser): yields ``(page, url, expect)``; the browser and the server are stopped after."""
+    from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
+
+    if not CHROMIUM.is_file():
+        pytest.skip("Chromium is not installed at /usr/bin/chromium; this test never downloads a browser")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, RAG_CORE_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1",
+               TOKENIZERS_PARALLELISM="false", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--browser.gatherUsageStats", "false"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_healthy(url, server)
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+                page.set_default_timeout(timeout_ms)
+                expect = sync_api.expect
+                expect.set_options(timeout=timeout_ms)
+                yield page, url, expect
+            finally:
+                browser.close()
+    finally:
+        stop_server(server)
+
+
+def tall_screenshot(page, path: Path, element=None, *, width: int = 1600, height: int = 1000) -> None:
+    """A screenshot 1,800 px tall (``element`` scrolled to the top first), then the window as it
+    was; no traceback may be on the page."""
+    if element is not None:
+        element.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.set_viewport_size({"width": width, "height": 1800})
+    page.wait_for_timeout(1000)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    page.set_viewport_size({"width": width, "height": height})
+    assert page.locator('[data-testid="stException"]').count() == 0

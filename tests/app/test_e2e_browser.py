@@ -203,6 +203,7 @@ def test_browser_end_to_end(tmp_path, capsys):
                 expect(dialog.get_by_text("Hybrid #2")).to_be_visible()
                 expect(dialog.locator(".rc-passage mark").first).to_be_visible()
                 expect(dialog.locator('[data-testid="stImage"] img').first).to_be_visible()
+                expect(dialog.locator(".rc-passage")).to_have_count(1)  # (the last dialog's drawn out)
                 box = dialog.locator(".rc-passage").bounding_box()
                 assert box and box["y"] < HEIGHT - 100, f"the passage starts at {box} in a {HEIGHT} px window"
                 no_exception(page)

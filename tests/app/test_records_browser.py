@@ -5,14 +5,9 @@ test-artifacts/screenshots/records-*.png (git-ignored)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
-from tests.app.support import small_pdfs
+from tests.app.support import app_in_chromium, small_pdfs, tall_screenshot
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow
@@ -50,97 +45,66 @@ def data_dir(tmp_path):
 
 
 def test_import_a_bib_correct_a_year_and_check_a_manuscript(data_dir, tmp_path):
-    if not CHROMIUM.is_file():
-        pytest.skip("Chromium is not installed at /usr/bin/chromium; this test never downloads a browser")
-    sync_api = pytest.importorskip("playwright.sync_api")
     SHOTS.mkdir(parents=True, exist_ok=True)
     bib = tmp_path / "refs.bib"
     bib.write_text(BIB, encoding="utf-8")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, RAG_CORE_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
-               PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_healthy(url, server)
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}).new_page()
-                page.set_default_timeout(60_000)
-                expect = sync_api.expect
-                expect.set_options(timeout=60_000)
+    with app_in_chromium(data_dir, width=WIDTH, height=HEIGHT) as (page, url, expect):
+        def shot(name: str, element=None) -> None:
+            tall_screenshot(page, SHOTS / f"records-{name}.png", element, width=WIDTH, height=HEIGHT)
 
-                def shot(name: str, element=None) -> None:
-                    if element is not None:
-                        element.evaluate("e => e.scrollIntoView({block: 'start'})")
-                    page.set_viewport_size({"width": WIDTH, "height": 1800})
-                    page.wait_for_timeout(1000)
-                    page.screenshot(path=str(SHOTS / f"records-{name}.png"))
-                    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
-                    assert page.locator('[data-testid="stException"]').count() == 0
+        def idle() -> None:  # the app has finished its run (a click during one may be lost)
+            page.wait_for_timeout(500)
+            page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=120_000)
 
-                def idle() -> None:  # the app has finished its run (a click during one may be lost)
-                    page.wait_for_timeout(500)
-                    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=120_000)
-
-                # 1. import the .bib: matched by DOI/title, the record that matches nothing named
-                page.goto(f"{url}/collections")
-                heading = page.get_by_role("heading", name="Bibliographic records")
-                expect(heading).to_be_visible(timeout=120_000)
-                uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="reference manager")
-                uploader.locator('input[type="file"]').set_input_files(str(bib))
-                button = page.get_by_role("button", name="Import records", exact=True)
-                expect(button).to_be_enabled()
-                button.click()
-                expect(page.get_by_text("1 matched a document", exact=False)).to_be_visible()
-                expect(page.get_by_text("elsewhere: Nobody 1999", exact=False)).to_be_visible()
-                editor = page.locator('[data-testid="stDataFrame"]').filter(has_text="where each field came from")
-                shot("1-imported", heading)
-                # 2. correct BERT's year by hand (the arXiv id's 2018 -> its NAACL year 2019)
-                editor.hover()
-                cell = editor.locator('[role="gridcell"][aria-colindex="2"]').first  # year of the first row
-                expect(cell).to_have_text("2018")
-                box = editor.bounding_box()  # the grid is drawn on a canvas: the year column follows the
-                # document column (200 px wide), the first row the header (35 px)
-                page.mouse.click(box["x"] + 200 + 40, box["y"] + 35 + 17)
-                page.wait_for_timeout(300)
-                page.keyboard.type("2019", delay=100)  # typing into a selected cell replaces its text
-                page.wait_for_timeout(1000)
-                page.keyboard.press("Enter")
-                idle()
-                save = page.get_by_role("button", name="Save 1 corrected record")
-                expect(save).to_be_enabled()
-                idle()
-                save.click()
-                expect(page.get_by_text("Saved the corrected record", exact=False)).to_be_visible()
-                idle()
-                expect(editor.locator('[role="gridcell"][aria-colindex="6"]').first).to_contain_text("year: edited")
-                shot("2-year-corrected", heading)
-                # 3. the manuscript check: every statement says what it was matched to
-                page.goto(f"{url}/verify?mode=manuscript")
-                page.get_by_role("textbox", name="Manuscript text").fill(DRAFT)
-                page.get_by_role("button", name="Find the statements").click()
-                page.get_by_role("button", name="Check 3 statements").click()
-                report = page.locator('[data-testid="stDataFrame"]').filter(has_text="matched to")
-                expect(report).to_be_visible(timeout=300_000)
-                report.hover()
-                page.wait_for_timeout(500)
-                cells = report.locator('[role="gridcell"]')  # the grid is a canvas: read its accessible cells
-                expect(cells.filter(has_text="\u2192 not in collection")).to_have_count(1)
-                text = " | ".join(cells.nth(k).text_content() or "" for k in range(cells.count()))
-                assert f"Devlin et al. (2019) \u2192 matched to {BERT} (first author Devlin + year 2019)" in text
-                assert f"(Karpukhin et al., 2020) \u2192 matched to {DPR} (first author Karpukhin + year 2020)" in text
-                assert "(Nobody, 1999) \u2192 not in collection" in text and "one off" not in text
-                shot("3-check", page.get_by_text("Report", exact=True))
-                evidence = page.locator('[class*="st-key-ms_evidence_"]').first
-                expect(evidence.get_by_text("\u2192 ", exact=False).first).to_be_visible()
-                shot("4-evidence", evidence)
-            finally:
-                browser.close()
-    finally:
-        stop_server(server)
+        # 1. import the .bib: matched by DOI/title, the record that matches nothing named
+        page.goto(f"{url}/collections")
+        heading = page.get_by_role("heading", name="Bibliographic records")
+        expect(heading).to_be_visible(timeout=120_000)
+        uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="reference manager")
+        uploader.locator('input[type="file"]').set_input_files(str(bib))
+        button = page.get_by_role("button", name="Import records", exact=True)
+        expect(button).to_be_enabled()
+        button.click()
+        expect(page.get_by_text("1 matched a document", exact=False)).to_be_visible()
+        expect(page.get_by_text("elsewhere: Nobody 1999", exact=False)).to_be_visible()
+        editor = page.locator('[data-testid="stDataFrame"]').filter(has_text="where each field came from")
+        shot("1-imported", heading)
+        # 2. correct BERT's year by hand (the arXiv id's 2018 -> its NAACL year 2019)
+        editor.hover()
+        cell = editor.locator('[role="gridcell"][aria-colindex="2"]').first  # year of the first row
+        expect(cell).to_have_text("2018")
+        box = editor.bounding_box()  # the grid is drawn on a canvas: the year column follows the
+        # document column (200 px wide), the first row the header (35 px)
+        page.mouse.click(box["x"] + 200 + 40, box["y"] + 35 + 17)
+        page.wait_for_timeout(300)
+        page.keyboard.type("2019", delay=100)  # typing into a selected cell replaces its text
+        page.wait_for_timeout(1000)
+        page.keyboard.press("Enter")
+        idle()
+        save = page.get_by_role("button", name="Save 1 corrected record")
+        expect(save).to_be_enabled()
+        idle()
+        save.click()
+        expect(page.get_by_text("Saved the corrected record", exact=False)).to_be_visible()
+        idle()
+        expect(editor.locator('[role="gridcell"][aria-colindex="6"]').first).to_contain_text("year: edited")
+        shot("2-year-corrected", heading)
+        # 3. the manuscript check: every statement says what it was matched to
+        page.goto(f"{url}/verify?mode=manuscript")
+        page.get_by_role("textbox", name="Manuscript text").fill(DRAFT)
+        page.get_by_role("button", name="Find the statements").click()
+        page.get_by_role("button", name="Check 3 statements").click()
+        report = page.locator('[data-testid="stDataFrame"]').filter(has_text="matched to")
+        expect(report).to_be_visible(timeout=300_000)
+        report.hover()
+        page.wait_for_timeout(500)
+        cells = report.locator('[role="gridcell"]')  # the grid is a canvas: read its accessible cells
+        expect(cells.filter(has_text="\u2192 not in collection")).to_have_count(1)
+        text = " | ".join(cells.nth(k).text_content() or "" for k in range(cells.count()))
+        assert f"Devlin et al. (2019) \u2192 matched to {BERT} (first author Devlin + year 2019)" in text
+        assert f"(Karpukhin et al., 2020) \u2192 matched to {DPR} (first author Karpukhin + year 2020)" in text
+        assert "(Nobody, 1999) \u2192 not in collection" in text and "one off" not in text
+        shot("3-check", page.get_by_text("Report", exact=True))
+        evidence = page.locator('[class*="st-key-ms_evidence_"]').first
+        expect(evidence.get_by_text("\u2192 ", exact=False).first).to_be_visible()
+        shot("4-evidence", evidence)

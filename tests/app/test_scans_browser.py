@@ -5,15 +5,12 @@ test-artifacts/screenshots/scans-*.png (git-ignored)."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from rag_core.pdf.ocr import find_tesseract
-from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
+from tests.app.support import app_in_chromium
 from tests.app.test_e2e_browser import compare, marked_pixels, open_passage
 from tests.support import REPO
 
@@ -38,87 +35,63 @@ def scans_root(tmp_path_factory, pdf_dir):
 
 
 def test_a_scan_is_verified_and_marked_in_a_browser(scans_root):
-    if not CHROMIUM.is_file():
-        pytest.skip("Chromium is not installed at /usr/bin/chromium; this test never downloads a browser")
-    sync_api = pytest.importorskip("playwright.sync_api")
     SHOTS.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, RAG_CORE_DATA_DIR=str(scans_root), HF_HUB_OFFLINE="1",
-               TOKENIZERS_PARALLELISM="false", PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD="1")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_healthy(url, server)
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            try:
-                context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
-                page = context.new_page()
-                page.set_default_timeout(60_000)
-                expect = sync_api.expect
-                expect.set_options(timeout=60_000)
+    with app_in_chromium(scans_root, width=WIDTH, height=HEIGHT) as (page, url, expect):
+        context = page.context
 
-                def no_exception() -> None:
-                    assert page.locator('[data-testid="stException"]').count() == 0, "a traceback reached the page"
+        def no_exception() -> None:
+            assert page.locator('[data-testid="stException"]').count() == 0, "a traceback reached the page"
 
-                # 1. Verify: a sentence of the book page, verbatim, marked on the scan
-                page.goto(f"{url}/verify")
-                expect(page.get_by_role("heading", name="Verify a quote or claim")).to_be_visible(timeout=120_000)
-                page.get_by_role("textbox", name="Quote or claim").fill(QUOTE)
-                page.get_by_role("button", name="Check").click()
-                verdict = page.locator(".rc-note").first
-                expect(verdict).to_contain_text("verbatim", timeout=120_000)
-                expect(verdict).to_contain_text(BOOK_PAGE)
-                expect(verdict).to_contain_text("read by OCR")
-                image = page.locator('[data-testid="stImage"] img').first
-                expect(image).to_be_visible(timeout=60_000)
-                expect(page.get_by_text("a scan read by OCR: a character may be misread", exact=False)
-                       ).to_be_visible()
-                assert marked_pixels(context, url, image) > 200, "the passage is marked on the scan"
-                no_exception()
-                page.set_viewport_size({"width": WIDTH, "height": 2400})
-                page.wait_for_timeout(1000)
-                page.screenshot(path=str(SHOTS / "scans-1-verify-verbatim.png"))
-                page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+        # 1. Verify: a sentence of the book page, verbatim, marked on the scan
+        page.goto(f"{url}/verify")
+        expect(page.get_by_role("heading", name="Verify a quote or claim")).to_be_visible(timeout=120_000)
+        page.get_by_role("textbox", name="Quote or claim").fill(QUOTE)
+        page.get_by_role("button", name="Check").click()
+        verdict = page.locator(".rc-note").first
+        expect(verdict).to_contain_text("verbatim", timeout=120_000)
+        expect(verdict).to_contain_text(BOOK_PAGE)
+        expect(verdict).to_contain_text("read by OCR")
+        image = page.locator('[data-testid="stImage"] img').first
+        expect(image).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("a scan read by OCR: a character may be misread", exact=False)
+               ).to_be_visible()
+        assert marked_pixels(context, url, image) > 200, "the passage is marked on the scan"
+        no_exception()
+        page.set_viewport_size({"width": WIDTH, "height": 2400})
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(SHOTS / "scans-1-verify-verbatim.png"))
+        page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
 
-                # 2. Compare: a passage of the brochure opened in its dialog, marked on the scan
-                page.goto(f"{url}/compare")
-                expect(page.get_by_role("heading", name="Compare searches")).to_be_visible(timeout=120_000)
-                compare(page, expect, "disk drive stores complex songs", tables=None)
-                open_passage(page, expect, "TF-IDF #1")
-                dialog = page.get_by_role("dialog")
-                expect(dialog).to_contain_text("read by OCR from a scanned page")
-                dialog_image = dialog.locator('[data-testid="stImage"] img').first
-                expect(dialog_image).to_be_visible(timeout=60_000)
-                assert marked_pixels(context, url, dialog_image) > 200, "the passage is marked in the dialog"
-                no_exception()
-                page.wait_for_timeout(1000)
-                page.screenshot(path=str(SHOTS / "scans-2-compare-dialog.png"))
-                page.keyboard.press("Escape")
+        # 2. Compare: a passage of the brochure opened in its dialog, marked on the scan
+        page.goto(f"{url}/compare")
+        expect(page.get_by_role("heading", name="Compare searches")).to_be_visible(timeout=120_000)
+        compare(page, expect, "disk drive stores complex songs", tables=None)
+        open_passage(page, expect, "TF-IDF #1")
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_contain_text("read by OCR from a scanned page")
+        dialog_image = dialog.locator('[data-testid="stImage"] img').first
+        expect(dialog_image).to_be_visible(timeout=60_000)
+        assert marked_pixels(context, url, dialog_image) > 200, "the passage is marked in the dialog"
+        no_exception()
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(SHOTS / "scans-2-compare-dialog.png"))
+        page.keyboard.press("Escape")
 
-                # 3. Collections: the documents list (a canvas grid: looked at in the screenshot)
-                page.goto(f"{url}/collections")
-                expect(page.get_by_role("heading", name="Documents")).to_be_visible(timeout=120_000)
-                no_exception()
-                page.set_viewport_size({"width": WIDTH, "height": 2000})  # Streamlit scrolls inside its container
-                page.wait_for_timeout(1500)
-                page.screenshot(path=str(SHOTS / "scans-3-documents.png"))
+        # 3. Collections: the documents list (a canvas grid: looked at in the screenshot)
+        page.goto(f"{url}/collections")
+        expect(page.get_by_role("heading", name="Documents")).to_be_visible(timeout=120_000)
+        no_exception()
+        page.set_viewport_size({"width": WIDTH, "height": 2000})  # Streamlit scrolls inside its container
+        page.wait_for_timeout(1500)
+        page.screenshot(path=str(SHOTS / "scans-3-documents.png"))
 
-                # 4. Settings: how uploads read scans, and the engine found
-                page.goto(f"{url}/settings")
-                ocr = page.get_by_role("heading", name="Scanned PDFs (OCR)")
-                expect(ocr).to_be_visible(timeout=120_000)
-                engine = re.compile(r"OCR engine:\s*tesseract \d.*language packs: .*eng")
-                expect(page.locator("body")).to_contain_text(engine)
-                no_exception()
-                ocr.evaluate("e => e.scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(1000)
-                page.screenshot(path=str(SHOTS / "scans-4-settings.png"))
-            finally:
-                browser.close()
-    finally:
-        stop_server(server)
+        # 4. Settings: how uploads read scans, and the engine found
+        page.goto(f"{url}/settings")
+        ocr = page.get_by_role("heading", name="Scanned PDFs (OCR)")
+        expect(ocr).to_be_visible(timeout=120_000)
+        engine = re.compile(r"OCR engine:\s*tesseract \d.*language packs: .*eng")
+        expect(page.locator("body")).to_contain_text(engine)
+        no_exception()
+        ocr.evaluate("e => e.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(SHOTS / "scans-4-settings.png"))

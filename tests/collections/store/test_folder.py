@@ -327,11 +327,11 @@ WRITER = textwrap.dedent("""
     from rag_core.collections.library import Library
     lib = Library(store=sys.argv[1])
     stop = time.time() + float(sys.argv[2])
-    pdf = sys.argv[3]
+    pdf, side = sys.argv[3], sys.argv[4]  # each writer renames its own side collection back and forth
     while time.time() < stop:
         lib.add_pdfs("c", [pdf], compute_embeddings=False)
         lib.remove_documents("c", [pdf.rsplit("/", 1)[-1]])
-        lib.rename("side", "side2"); lib.rename("side2", "side")
+        lib.rename(side, side + "-renamed"); lib.rename(side + "-renamed", side)
     print("done")
 """)
 
@@ -341,15 +341,17 @@ def test_searchers_and_ingests_at_once_see_no_false_damage(tmp_path, pdf_dir, st
     """4 searching and 2 writing processes on one collection: no error, no lost document (both backends)."""
     library = Library(tmp_path / "data", store=store_location)
     library.add_pdfs("c", [pdf_dir / THIRD], compute_embeddings=False)
-    library.create("side")
+    sides = ("side-a", "side-b")  # one a writer: two writers renaming the same one would race each other
+    for side in sides:
+        library.create(side)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     seconds = os.environ.get("RAG_CORE_STRESS_SECONDS", "40")
     readers = [subprocess.Popen([sys.executable, "-c", READER, store_location, seconds], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env) for _ in range(4)]
     time.sleep(1)
-    writers = [subprocess.Popen([sys.executable, "-c", WRITER, store_location, seconds, str(pdf_dir / name)],
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, store_location, seconds, str(pdf_dir / name), side],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-               for name in (SMALL, OTHER)]
+               for name, side in zip((SMALL, OTHER), sides, strict=True)]
     for proc in writers:
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0 and out.strip() == "done", err[-2000:]

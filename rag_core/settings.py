@@ -355,6 +355,9 @@ OCR_SCAN_IMAGE_COVER = 0.8
 # 4.7% character error (benchmarks/bench_ocr.py, docs/benchmarks.md section 13), so a page under
 # 80 reads clearly worse than a poor scan of a clean page.
 OCR_LOW_CONFIDENCE = 80
+# The OCR rate of an ingest is remembered only from this many seconds of reading: a shorter run
+# (a page or two) says little about the next estimate.
+OCR_RATE_MIN_SECONDS = 3.0
 OCR_LANG = "eng"
 
 

@@ -191,7 +191,8 @@ def test_after_an_upload_the_embedding_status_reaches_ready_without_a_reload(ser
     page.get_by_role("button", name="Create collection").click()
     expect(page.get_by_text("Created collection “demo upload”")).to_be_visible()
     pdfs = small_pdfs()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pdfs])
+    page.locator('[data-testid="stFileUploader"]').filter(has_text="PDF files").locator(
+        '[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pdfs])
     add = page.get_by_role("button", name="Add to collection")
     expect(add).to_be_enabled()
     add.click()

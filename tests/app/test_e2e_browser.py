@@ -141,7 +141,8 @@ def test_browser_end_to_end(tmp_path, capsys):
                 expect(page.get_by_text("Created collection “e2e papers”")).to_be_visible()
                 shot(page, "1-created")
                 files = [*pdfs, hostile]
-                page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in files])
+                page.locator('[data-testid="stFileUploader"]').filter(has_text="PDF files").locator(
+                    '[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in files])
                 for pdf in files:
                     expect(page.get_by_role("button", name=f"Remove {pdf.name}")).to_be_visible()
                 add = page.get_by_role("button", name="Add to collection")
@@ -307,11 +308,14 @@ def open_passage(page, expect, label: str) -> None:
     picker = page.get_by_label("Passage (or click a row in a list)")
     dialog = page.get_by_role("dialog")
     for attempt in range(3):  # on a busy machine the pick may not have reached the server yet
+        expect(picker).to_have_count(1)  # (a rerun of the lists draws the box anew: the old copy goes)
         picker.click()
         page.keyboard.type(label)
         page.keyboard.press("Enter")
         page.wait_for_timeout(700 * (attempt + 1))  # the pick reruns the page
-        page.get_by_role("button", name="Open passage").click()
+        opener = page.get_by_role("button", name="Open passage")
+        expect(opener).to_have_count(1)
+        opener.click()
         expect(dialog).to_be_visible(timeout=30_000)
         if dialog.get_by_text(label, exact=False).count():
             return
@@ -626,7 +630,7 @@ def test_browser_relevance_lab(tmp_path):
                 expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="vs before")
                        ).to_have_count(1)
                 expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="change")
-                       ).to_have_count(1)
+                       ).to_have_count(1, timeout=120_000)  # the lab's lists run after the three are drawn
                 no_exception()
                 shot("3-weights-changed")
                 page.get_by_role("combobox", name="Reranker", exact=True).click()

@@ -44,7 +44,7 @@ from rag_core.errors import StoreConnectionError
 from rag_core.pdf.extraction import PdfExtraction
 from rag_core.pdf.ocr import OCR_MODES
 from rag_core.pdf.pool import ExtractionPool, PageCounter
-from rag_core.settings import EXTRACT_WORKERS, OCR_LANG, SEGMENT_MAX_CHUNKS, ocr_threads
+from rag_core.settings import EXTRACT_WORKERS, OCR_LANG, OCR_RATE_MIN_SECONDS, SEGMENT_MAX_CHUNKS, ocr_threads
 from rag_core.text.passage_context import chunk_pdf
 
 if TYPE_CHECKING:
@@ -306,8 +306,8 @@ def _remember_read_rates(chunked: _Chunked, clock: _Clock) -> None:
 
 
 def _remember_ocr_rate(pages: int, seconds: float) -> None:
-    """Remember the pages OCR read a second per core it had (not from under 3 s of reading)."""
-    if pages and seconds >= 3.0:
+    """Remember the pages OCR read a second per core it had (not from a short run of reading)."""
+    if pages and seconds >= OCR_RATE_MIN_SECONDS:
         remember_rates(ocr_pages_per_s=pages / seconds / min(ocr_threads(), pages))
 
 

@@ -521,8 +521,9 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
                      "P@5, Success@5, MRR@10 and Recall@10 per method appears once a passage is graded 2 or 3.")
     else:
         frame = lab_ui.metrics_frame(lists, grades, previous)
-        st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS, key=f"metrics_{stored['run']}",
-                     placeholder="–")
+        with st.container(key="lab_metrics"):
+            st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS,
+                         key=f"metrics_{stored['run']}", placeholder="–")
         if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
             st.caption(LOWER_BOUND_NOTE)
     st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "

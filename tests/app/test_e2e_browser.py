@@ -629,8 +629,12 @@ def test_browser_relevance_lab(tmp_path):
                 hybrid_grid.scroll_into_view_if_needed()
                 expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="vs before")
                        ).to_have_count(1)
-                expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="change")
-                       ).to_have_count(1, timeout=120_000)  # the lab's lists run after the three are drawn
+                # the lab's table (drawn after the three lists) lists its headers once it is in view too
+                metrics_grid = page.locator('.st-key-lab_metrics [data-testid="stDataFrame"]')
+                expect(metrics_grid).to_have_count(1, timeout=120_000)
+                metrics_grid.scroll_into_view_if_needed()
+                expect(metrics_grid.locator('[role="columnheader"]', has_text="change")
+                       ).to_have_count(1, timeout=120_000)
                 no_exception()
                 shot("3-weights-changed")
                 page.get_by_role("combobox", name="Reranker", exact=True).click()

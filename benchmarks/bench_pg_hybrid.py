@@ -147,7 +147,26 @@ def query(url: str) -> dict:
     out["load_again_s"] = round(time.perf_counter() - t, 3)
     assert index.ann is not None, "the loaded index does not use the HNSW index"
     asked = questions()
-    for q in asked[:3]:  # the model loads, the connection warms
+    t = time.perf_counter()
+    index.query_vector(asked[0])  # the bi-encoder loads (not the store's time)
+    out["encoder_load_s"] = round(time.perf_counter() - t, 2)
+    t = time.perf_counter()
+    search(asked[0], index, top=10, cross_encoder_model="")
+    out["first_hybrid_s"] = round(time.perf_counter() - t, 3)
+    lazy_times = []
+    for q in asked:  # before anything reads every vector: the candidates' vectors by key
+        index._query_vector = None
+        t = time.perf_counter()
+        search(q, index, top=10, cross_encoder_model="")
+        lazy_times.append(time.perf_counter() - t)
+    lazy = getattr(index, "_lazy", None)
+    out["vectors_read_at_load"] = lazy is None
+    out["vectors_read_by_searches"] = lazy is not None and lazy.loaded
+    out["hybrid_hnsw_before_all_vectors"] = percentiles(lazy_times)
+    t = time.perf_counter()
+    index.embeddings  # noqa: B018 - every vector, as an evaluation reads them
+    out["all_vectors_s"] = round(time.perf_counter() - t, 2)
+    for q in asked[:3]:  # the connection warms
         search(q, index, top=10, cross_encoder_model="")
     recall, same, graph_times, exact_times, dense_times = [], [], [], [], []
     graph = index.ann
@@ -229,6 +248,10 @@ def report(f: dict) -> None:
         ("dense stage through HNSW: recall@10 vs exact product", ">= 0.98",
          f"{q['dense_recall_at_10']} (lowest query {q['dense_recall_min']})"),
         ("hybrid top 10 the same as with the exact product", "report", f"{q['hybrid_top10_same_as_exact']}"),
+        ("first hybrid search after the cold load (encoder loaded)", "report", f"{q['first_hybrid_s']} s"),
+        ("hybrid through HNSW, candidates' vectors by key p50 / p95", "<= 20 ms",
+         f"{q['hybrid_hnsw_before_all_vectors']['p50_ms']} / {q['hybrid_hnsw_before_all_vectors']['p95_ms']} ms"),
+        ("every vector read afterwards (an evaluation's first use)", "report", f"{q['all_vectors_s']} s"),
         ("hybrid search through HNSW p50 / p95 (query encoded)", "<= 20 ms",
          f"{q['hybrid_hnsw']['p50_ms']} / {q['hybrid_hnsw']['p95_ms']} ms"),
         ("hybrid, dense stage in process (before) p50 / p95", "report",

@@ -92,7 +92,7 @@ def searchable_index(name: str):
     if index is None:
         st.info("This collection has no searchable passages yet. Add PDFs on the Collections page.")
         return None
-    if index.embeddings is not None:
+    if index.has_vectors:
         warm_bi_encoder(index.embedding_model)
     return index
 

@@ -77,9 +77,25 @@ class RagIndex:
                 self.dense_mask = None
 
     @property
+    def has_vectors(self) -> bool:
+        """Whether any chunk has a dense vector (without reading them all where they are read
+        on first use, as a PostgreSQL index with an HNSW index does)."""
+        return self.embeddings is not None
+
+    def vectors_at(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(vectors, present)`` of the given rows (float32, zeros where ``present`` is False),
+        or None when the index has no vectors."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.embeddings is None:
+            return None
+        vectors = np.asarray(read_rows(self.embeddings, rows), dtype=np.float32)  # a few rows: read, not mapped
+        present = np.ones(len(rows), dtype=bool) if self.dense_mask is None else self.dense_mask[rows]
+        return vectors, present
+
+    @property
     def dense_coverage(self) -> tuple[int, int]:
         """``(chunks with a dense vector, all chunks)``."""
-        if self.embeddings is None:
+        if not self.has_vectors:
             return 0, len(self.chunks)
         if self.dense_mask is None:
             return len(self.chunks), len(self.chunks)
@@ -168,12 +184,12 @@ class RagIndex:
     def dense_at(self, query: str, rows: np.ndarray) -> np.ndarray:
         """Exact cosines of the given rows to the query (rows without a vector get NaN)."""
         rows = np.asarray(rows, dtype=np.int64)
-        if self.embeddings is None or not len(rows):
+        found = self.vectors_at(rows) if len(rows) else None
+        if found is None:
             return np.full(len(rows), np.nan, dtype=np.float32)
-        vectors = read_rows(self.embeddings, rows)  # a few rows: read, not mapped (rag_core.index.mapped)
-        values = matvec(np.asarray(vectors, dtype=np.float32), self.query_vector(query)).astype(np.float32)
-        if self.dense_mask is not None:
-            values[~self.dense_mask[rows]] = np.nan
+        vectors, present = found
+        values = matvec(vectors, self.query_vector(query)).astype(np.float32)
+        values[~present] = np.nan
         return values
 
 

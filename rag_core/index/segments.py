@@ -141,6 +141,19 @@ class SegmentedIndex:
         return len(self.chunks)
 
     @property
+    def has_vectors(self) -> bool:
+        return self.embeddings is not None
+
+    def vectors_at(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(vectors, present)`` of the given rows, or None without vectors (as :meth:`RagIndex.vectors_at`)."""
+        if self.embeddings is None:
+            return None
+        rows = np.asarray(rows, dtype=np.int64)
+        mask = self.dense_mask
+        return (np.asarray(self.embeddings[rows], dtype=np.float32),
+                np.ones(len(rows), dtype=bool) if mask is None else mask[rows])
+
+    @property
     def sources(self) -> list[str]:
         return list(dict.fromkeys(s for p in self.parts for s in p.sources))
 

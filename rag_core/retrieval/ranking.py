@@ -15,7 +15,6 @@ import numpy as np
 from rag_core.index.build import RagIndex
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
-from rag_core.index.mapped import read_rows
 from rag_core.models.loading import ModelUnavailableError, resolve_model
 from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from rag_core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
@@ -183,7 +182,7 @@ def covered_fusion_weights(index: RagIndex, weights: dict[str, float] | None) ->
     lexical find: right after an upload an unrelated passage (TF-IDF cosine 0, dense cosine
     0.11, the closest of 16 embedded ones) came first. Its say now grows with its coverage.
     """
-    if index.embeddings is None or index.dense_mask is None:
+    if not index.has_vectors or index.dense_mask is None:
         return weights
     done, total = index.dense_coverage
     merged = {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}
@@ -341,7 +340,7 @@ def search_with_spec(
         first_stage["bm25"] = scores.bm25
     vectors = index.dense_mask  # None: every chunk has its vector
     graph = getattr(index, "ann", None) is not None and mask is None
-    if index.embeddings is not None:
+    if index.has_vectors:
         if graph:
             # a large index: its HNSW graph gives the dense top `pool`; no product over every vector
             rows, cosines = index.dense_top(query, pool)
@@ -471,7 +470,7 @@ def search(
         fusion_weights=fusion_weights or DEFAULT_FUSION_WEIGHTS,
         mmr_after_cross_encoder=bool(cross_encoder_model) and mmr_lambda is not None,
     )
-    if index.embeddings is not None and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
+    if index.has_vectors and embedding_model not in (DEFAULT_EMBEDDING_MODEL, index.embedding_model):
         raise ValueError(
             f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
             f"not {embedding_model!r}."
@@ -485,8 +484,9 @@ def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> li
 
     rows = np.fromiter((i for i, _, _ in ordered), dtype=np.int64, count=len(ordered))
     vectors = None  # the pool's vectors read at once (a memory-mapped row each was ~20 ms a query)
-    if index.embeddings is not None and len(rows) and (index.dense_mask is None or index.dense_mask[rows].all()):
-        vectors = np.asarray(read_rows(index.embeddings, rows), dtype=np.float32)
+    found = index.vectors_at(rows) if len(rows) else None
+    if found is not None and found[1].all():
+        vectors = found[0]
     items = [{"text": "" if vectors is not None else index.chunks[i]["text"], "score": float(score),
               "embedding": None if vectors is None else vectors[n], "item": (i, score, cut)}
              for n, (i, score, cut) in enumerate(ordered)]

@@ -332,9 +332,9 @@ def pending_documents(index: RagIndex | None, documents: Sequence[dict], key_of_
     """The documents of ``index`` that have chunks without a dense vector."""
     if index is None:
         return []
-    if index.embeddings is not None and index.dense_mask is None:
+    if index.has_vectors and index.dense_mask is None:
         return []
-    missing = np.ones(len(index.chunks), dtype=bool) if index.embeddings is None else ~index.dense_mask
+    missing = np.ones(len(index.chunks), dtype=bool) if not index.has_vectors else ~index.dense_mask
     rows_of = document_rows(index.chunks)
     text_of = getattr(index.chunks, "text", None) or (lambda i: index.chunks[i]["text"])
     out = []

@@ -447,6 +447,59 @@ def test_hybrid_search_takes_its_dense_stage_from_the_hnsw_index(pg_url, monkeyp
     assert len(asked) == 20  # every dense stage went through PostgreSQL
 
 
+def test_with_an_hnsw_index_a_search_reads_only_the_vectors_it_needs(pg_url, monkeypatch):
+    """A collection with its HNSW index loads without reading its vectors (issue 21: half of a
+    cold load at 100k chunks): hybrid, MMR and dense searches read their candidates' vectors by
+    key, and give what the index gives once every vector is read; chunks without a vector stay
+    without one."""
+    import rag_core.collections.store.postgres.lazy_vectors as lazy_vectors
+
+    rng = np.random.default_rng(5)
+    n, dim = 1200, 384
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    mask = np.ones(n, dtype=bool)
+    mask[::7] = False  # still being embedded
+    store = PostgresStore(pg_url)
+    store.create("lazy", {"chunk_size": 1200, "overlap": 200})
+    docs, chunks = [], []
+    for d in range(12):
+        doc_id = f"doc{d:02d}"
+        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1, "chunks": 100})
+        chunks += [{"text": f"passage {d} {i} shared words {'rare' if i % 9 == 0 else ''}", "source": f"{doc_id}.pdf",
+                    "doc_id": doc_id} for i in range(100)]
+    with store.writing("lazy"):
+        store.commit("lazy", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=mask, new_files={})
+    assert store.ensure_ann_index("lazy", min_chunks=1000)
+    reads = []
+    real = lazy_vectors.load_vectors
+    monkeypatch.setattr(lazy_vectors, "load_vectors", lambda *a, **k: reads.append(a) or real(*a, **k))
+    index = store.load_index("lazy")
+    assert index.ann is not None and index.has_vectors and index.dense_coverage == (int(mask.sum()), n)
+    assert np.array_equal(index.dense_mask, mask)
+    query = vectors[300] + 0.05 * rng.standard_normal(dim).astype(np.float32)
+    query /= np.linalg.norm(query)
+    monkeypatch.setattr(index, "query_vector", lambda _text, _model=None: query)
+    rows = np.array([0, 1, 7, 300, 1199])
+    cosines = index.dense_at("q", rows)
+    assert np.isnan(cosines[[0, 2]]).all()  # rows 0 and 7 have no vector
+    assert np.allclose(cosines[[1, 3, 4]], vectors[[1, 300, 1199]] @ query, atol=1e-5)
+    lazy = [search("passage rare words", index, top=8, cross_encoder_model=""),
+            search("passage rare words", index, top=8, cross_encoder_model="", mmr_lambda=0.5),
+            search_dense("passage rare words", index, top=8)]
+    assert reads == []  # no search read every vector
+    assert np.array_equal(index.embeddings[mask], vectors[mask]) and len(reads) == 1
+    eager = [search("passage rare words", index, top=8, cross_encoder_model=""),
+             search("passage rare words", index, top=8, cross_encoder_model="", mmr_lambda=0.5),
+             search_dense("passage rare words", index, top=8)]
+    for got, want in zip(lazy, eager, strict=True):
+        assert [r["chunk_index"] for r in got] == [r["chunk_index"] for r in want]
+        assert np.allclose([r["score"] for r in got], [r["score"] for r in want], atol=1e-5)
+    assert all(mask[r["chunk_index"]] for r in lazy[2])
+    again = store.load_index("lazy")  # the process's cache: the vectors read once
+    assert again.embeddings is index.embeddings and len(reads) == 1
+
+
 def test_a_large_commit_refreshes_the_planner_statistics(pg_url):
     """Right after a bulk commit the planner took the tables for nearly empty (autovacuum had not
     come round yet) and load_index ran a nested loop over every chunk per document: 17 s cold

@@ -85,13 +85,49 @@ def chunk_rows(conn: psycopg.Connection, row: CollectionRow, version: int) -> li
 
     The metas come as JSON text and are parsed in one call (a jsonb parse per row was ~1 s of a
     cold load at 100k chunks)."""
+    return chunk_rows_and_mask(conn, row, version)[0]
+
+
+def chunk_rows_and_mask(conn: psycopg.Connection, row: CollectionRow, version: int) -> tuple[list[tuple], np.ndarray]:
+    """:func:`chunk_rows`, and the mask of the chunks that have a dense vector (read in the same scan)."""
     found = conn.execute(
-        "SELECT c.document_id, c.seq, c.text, c.escaped, c.meta::text FROM rag_core.chunks c "
+        "SELECT c.document_id, c.seq, c.text, c.escaped, c.meta::text, c.embedding IS NOT NULL FROM rag_core.chunks c "
         "JOIN rag_core.documents d ON d.id = c.document_id "
         f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {VISIBLE} ORDER BY c.ord",
         {"c": row.id, "v": version}).fetchall()
     metas = json.loads("[" + ",".join(r[4] for r in found) + "]") if found else []
-    return [(doc, seq, text, escaped, meta) for (doc, seq, text, escaped, _), meta in zip(found, metas, strict=True)]
+    mask = np.fromiter((r[5] for r in found), dtype=bool, count=len(found))
+    return [(doc, seq, text, escaped, meta)
+            for (doc, seq, text, escaped, *_), meta in zip(found, metas, strict=True)], mask
+
+
+def vector_mask(conn: psycopg.Connection, row: CollectionRow, version: int) -> np.ndarray:
+    """Which chunks of ``version`` (in index order) have a dense vector, without reading the vectors."""
+    found = conn.execute(
+        "SELECT c.embedding IS NOT NULL FROM rag_core.chunks c JOIN rag_core.documents d ON d.id = c.document_id "
+        f"WHERE c.collection_id = %(c)s AND d.collection_id = %(c)s AND {VISIBLE} ORDER BY c.ord",
+        {"c": row.id, "v": version}).fetchall()
+    return np.fromiter((r[0] for r in found), dtype=bool, count=len(found))
+
+
+def vectors_by_key(conn: psycopg.Connection, keys: np.ndarray, dim: int, vector_oid: int | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The dense vectors of the chunk rows ``keys`` (``(document row, seq)`` pairs), in that
+    order, as they are now: a float32 matrix (zeros where missing) and the mask of those that have one."""
+    keys = np.asarray(keys, dtype=np.int64).reshape(-1, 2)
+    with conn.cursor(binary=True) as cur:
+        if vector_oid is not None:
+            cur.adapters.register_loader(vector_oid, RawVectorLoader)
+        cur.execute(
+            "SELECT k.i, c.embedding FROM unnest(%s::bigint[], %s::bigint[]) WITH ORDINALITY AS k(doc, seq, i) "
+            "JOIN rag_core.chunks c ON c.document_id = k.doc AND c.seq = k.seq",
+            (keys[:, 0].tolist(), keys[:, 1].tolist()))
+        found = dict(cur.fetchall())
+    raw = [found.get(i + 1) for i in range(len(keys))]
+    matrix, mask = vectors_from_raw(raw, dim)
+    if matrix is None:
+        matrix = np.zeros((len(keys), dim), dtype=np.float32)
+    return matrix, mask
 
 
 def load_vectors(conn: psycopg.Connection, row: CollectionRow, version: int, vector_oid: int | None

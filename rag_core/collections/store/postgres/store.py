@@ -42,14 +42,16 @@ from rag_core.collections.store.postgres.codecs import VectorParam, dumps_for_pg
 from rag_core.collections.store.postgres.commit import commit_documents, prune
 from rag_core.collections.store.postgres.connection import engine, is_postgres_url
 from rag_core.collections.store.postgres.disk_copy import read_copy, stored_digests
+from rag_core.collections.store.postgres.lazy_vectors import LazyVectors
 from rag_core.collections.store.postgres.rows import (
     CollectionRow,
-    chunk_rows,
+    chunk_rows_and_mask,
     collection_row,
     collection_settings,
     documents_at,
     load_vectors,
     stored_lexical_files,
+    vector_mask,
 )
 from rag_core.collections.store.postgres.schema import (
     ANN_INDEX_RE,
@@ -87,11 +89,46 @@ class PostgresRagIndex(RagIndex):
     collection is too large to hold its vectors in every process.
     """
 
-    def __init__(self, *args, store: PostgresStore | None = None, collection: str = "", lexical=None, **kwargs):
+    def __init__(self, *args, store: PostgresStore | None = None, collection: str = "", lexical=None,
+                 lazy: LazyVectors | None = None, **kwargs):
+        # ``lazy``: the vectors are read when first needed (a collection with an HNSW index)
+        self._lazy = lazy
         super().__init__(*args, **kwargs)
         self._store = store
         self._collection = collection
         self._lexical = lexical
+
+    def __post_init__(self):
+        if self._lazy is None:
+            super().__post_init__()
+        elif self.tfidf_matrix.shape[0] != len(self.chunks) or len(self._lazy.mask) != len(self.chunks):
+            raise ValueError(f"{self.tfidf_matrix.shape[0]} TF-IDF rows and {len(self._lazy.mask)} vector flags "
+                             f"for {len(self.chunks)} chunks")
+
+    def __repr__(self) -> str:  # the dataclass's would read every vector
+        return f"PostgresRagIndex(collection={self._collection!r}, chunks={len(self.chunks)})"
+
+    @property
+    def embeddings(self) -> np.ndarray | None:
+        """The vectors of every chunk (read on first use where the collection has an HNSW index)."""
+        if self.__dict__.get("_embeddings") is None and self._lazy is not None:
+            self.__dict__["_embeddings"] = self._lazy.matrix()
+        return self.__dict__.get("_embeddings")
+
+    @embeddings.setter
+    def embeddings(self, value) -> None:
+        self.__dict__["_embeddings"] = value
+        if value is not None:
+            self._lazy = None
+
+    @property
+    def has_vectors(self) -> bool:
+        return self._lazy is not None or self.__dict__.get("_embeddings") is not None
+
+    def vectors_at(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._lazy is not None and self.__dict__.get("_embeddings") is None:
+            return self._lazy.rows(rows)
+        return super().vectors_at(rows)
 
     def dense_search(self, query: str, k: int = 10, *, ef_search: int | None = None) -> list[tuple[int, float]]:
         """``[(chunk index, inner product)]`` of the ``k`` nearest chunks by pgvector (HNSW when built)."""
@@ -242,18 +279,24 @@ class PostgresStore(CollectionStore):
                 return None
             key = self._cache_key(row)
             lexical = cached(lexical_cache, key)
-            rows = files = state = digests = None
+            rows = files = state = digests = mask = None
             vkey = (*key, row.generation)
             vectors = cached(vector_cache, vkey)
+            graph = row.dim is not None and _valid_ann_index(conn, ann_index_name(row.id, row.dim))
+            # with an HNSW index the vectors are read when first needed (LazyVectors): a search
+            # reads a few by key (issue 21: reading all of them was half of a cold load)
+            if isinstance(vectors, LazyVectors) and not graph:
+                vectors = None  # the HNSW index is gone since: read them all
+            lazy = graph and vectors is None
             beside = None
-            if vectors is None and lexical is None and row.dim is not None:
+            if vectors is None and lexical is None and row.dim is not None and not lazy:
                 # the vectors read on a second connection in this same snapshot, while this one
                 # reads the chunks (issue 21: a cold load at 100k chunks read them one after the other)
                 beside = _Beside(self._vectors_in_snapshot, conn.execute("SELECT pg_export_snapshot()").fetchone()[0],
                                  row)
             try:
                 if lexical is None:
-                    rows = chunk_rows(conn, row, row.live)
+                    rows, mask = chunk_rows_and_mask(conn, row, row.live)
                     # the stored TF-IDF/BM25 from this machine's disk copy when it has one (by checksum)
                     digests = stored_digests(conn, row.id, row.lexical_of)
                     state = read_copy(digests, n_chunks=len(rows))
@@ -262,9 +305,10 @@ class PostgresStore(CollectionStore):
             finally:
                 if beside is not None:
                     vectors = beside.result()  # before this snapshot's transaction ends
-            if vectors is None:
+            if vectors is None and lazy and mask is None:
+                mask = vector_mask(conn, row, row.live)
+            elif vectors is None and not lazy:
                 vectors = load_vectors(conn, row, row.live, self.engine.vector_oid)
-            graph = row.dim is not None and _valid_ann_index(conn, ann_index_name(row.id, row.dim))
         if lexical is None:
             if not rows:
                 return None
@@ -274,14 +318,23 @@ class PostgresStore(CollectionStore):
                     lexical = build_lexical(row.name, collection_settings(row), rows, files, state=state,
                                             digests=digests)
                     remember(lexical_cache, key, lexical)
+        if vectors is None and lazy:
+            vectors = LazyVectors(self, row, mask, lexical.row_keys) if mask.any() else (None, mask)
         remember(vector_cache, vkey, vectors)
-        embeddings, mask = vectors
         proto = lexical.index
+        common = {
+            "chunks": proto.chunks, "vectorizer": proto.tfidf_model, "matrix": proto.tfidf_matrix,
+            "embedding_model": proto.embedding_model, "chunk_size": proto.chunk_size, "overlap": proto.overlap,
+            "bm25": proto.bm25, "_tfidf_scorer": proto._tfidf_scorer, "store": self, "collection": row.name,
+            "lexical": lexical,
+        }
+        if isinstance(vectors, LazyVectors):
+            return PostgresRagIndex(**common, lazy=vectors, dense_mask=None if vectors.mask.all() else vectors.mask,
+                                    encoder=collection_settings(row)["encoder"],
+                                    ann=PgAnn(self, row, lexical, len(proto.chunks)))
+        embeddings, mask = vectors
         return PostgresRagIndex(
-            chunks=proto.chunks, vectorizer=proto.tfidf_model, matrix=proto.tfidf_matrix, embeddings=embeddings,
-            embedding_model=proto.embedding_model, chunk_size=proto.chunk_size, overlap=proto.overlap,
-            bm25=proto.bm25, dense_mask=None if embeddings is None or mask.all() else mask,
-            _tfidf_scorer=proto._tfidf_scorer, store=self, collection=row.name, lexical=lexical,
+            **common, embeddings=embeddings, dense_mask=None if embeddings is None or mask.all() else mask,
             encoder=collection_settings(row)["encoder"] if embeddings is not None else None,
             # the collection's HNSW index answers the dense stage of hybrid search (issue 21)
             ann=PgAnn(self, row, lexical, len(proto.chunks)) if graph and embeddings is not None else None,

@@ -372,20 +372,28 @@ def test_side_data_and_cascading_delete(pg_url, pdf_dir):
 # ---------------------------------------------------------------- dense search through pgvector
 
 
-def test_hnsw_index_is_used_and_agrees_with_exact_search(pg_url):
-    rng = np.random.default_rng(7)
-    n, dim = 1500, 384
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+def vector_collection(url: str, name: str, *, seed: int, docs: int, text, mask=None):
+    """A collection of ``docs`` documents of 100 chunks (``text(d, i)``) with random unit
+    vectors (384 dimensions; ``mask``: those that have one): ``(store, vectors)``."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((docs * 100, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = PostgresStore(pg_url)
-    store.create("v", {"chunk_size": 1200, "overlap": 200})
-    docs, chunks = [], []
-    for d in range(15):
+    store = PostgresStore(url)
+    store.create(name, {"chunk_size": 1200, "overlap": 200})
+    records, chunks = [], []
+    for d in range(docs):
         doc_id = f"doc{d:02d}"
-        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1, "chunks": 100})
-        chunks += [{"text": f"chunk {d} {i} words", "source": f"{doc_id}.pdf", "doc_id": doc_id} for i in range(100)]
-    with store.writing("v"):
-        store.commit("v", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=None, new_files={})
+        records.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1,
+                        "chunks": 100})
+        chunks += [{"text": text(d, i), "source": f"{doc_id}.pdf", "doc_id": doc_id} for i in range(100)]
+    with store.writing(name):
+        store.commit(name, documents=records, chunks=chunks, embeddings=vectors, dense_mask=mask, new_files={})
+    return store, vectors
+
+
+def test_hnsw_index_is_used_and_agrees_with_exact_search(pg_url):
+    store, vectors = vector_collection(pg_url, "v", seed=7, docs=15, text=lambda d, i: f"chunk {d} {i} words")
+    rng, dim = np.random.default_rng(7), 384
     assert store.ensure_ann_index("v", min_chunks=1000)
     plan = "\n".join(store.dense_search("v", vectors[0], 10, explain=True))
     assert "Index Scan using chunks_hnsw_c" in plan, plan
@@ -407,20 +415,8 @@ def test_hybrid_search_takes_its_dense_stage_from_the_hnsw_index(pg_url, monkeyp
     """Once a collection has its HNSW index, a loaded index's dense stage asks PostgreSQL for the
     nearest rows (no product over every vector in process) and orders them by exact cosines; the
     hybrid list then agrees with the one from the exact product."""
-    rng = np.random.default_rng(11)
-    n, dim = 1500, 384
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store = PostgresStore(pg_url)
-    store.create("h", {"chunk_size": 1200, "overlap": 200})
-    docs, chunks = [], []
-    for d in range(15):
-        doc_id = f"doc{d:02d}"
-        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1, "chunks": 100})
-        chunks += [{"text": f"passage {d} {i} shared words", "source": f"{doc_id}.pdf", "doc_id": doc_id}
-                   for i in range(100)]
-    with store.writing("h"):
-        store.commit("h", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=None, new_files={})
+    store, vectors = vector_collection(pg_url, "h", seed=11, docs=15, text=lambda d, i: f"passage {d} {i} shared words")
+    rng, n, dim = np.random.default_rng(11), 1500, 384
     assert store.load_index("h").ann is None  # no HNSW index yet: the exact product
     assert store.ensure_ann_index("h", min_chunks=1000)
     index = store.load_index("h")
@@ -454,22 +450,11 @@ def test_with_an_hnsw_index_a_search_reads_only_the_vectors_it_needs(pg_url, mon
     without one."""
     import rag_core.collections.store.postgres.lazy_vectors as lazy_vectors
 
-    rng = np.random.default_rng(5)
-    n, dim = 1200, 384
-    vectors = rng.standard_normal((n, dim)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rng, n, dim = np.random.default_rng(5), 1200, 384
     mask = np.ones(n, dtype=bool)
     mask[::7] = False  # still being embedded
-    store = PostgresStore(pg_url)
-    store.create("lazy", {"chunk_size": 1200, "overlap": 200})
-    docs, chunks = [], []
-    for d in range(12):
-        doc_id = f"doc{d:02d}"
-        docs.append({"doc_id": doc_id, "source": f"{doc_id}.pdf", "sha256": f"{d:064x}", "pages": 1, "chunks": 100})
-        chunks += [{"text": f"passage {d} {i} shared words {'rare' if i % 9 == 0 else ''}", "source": f"{doc_id}.pdf",
-                    "doc_id": doc_id} for i in range(100)]
-    with store.writing("lazy"):
-        store.commit("lazy", documents=docs, chunks=chunks, embeddings=vectors, dense_mask=mask, new_files={})
+    store, vectors = vector_collection(pg_url, "lazy", seed=5, docs=12, mask=mask,
+                                       text=lambda d, i: f"passage {d} {i} shared words {'rare' if i % 9 == 0 else ''}")
     assert store.ensure_ann_index("lazy", min_chunks=1000)
     reads = []
     real = lazy_vectors.load_vectors

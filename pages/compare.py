@@ -69,6 +69,10 @@ SCORE_WORDS = {
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 UNJUDGED_KEY = "cmp_only_unjudged"
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
+SHOWN_KEY = "cmp_judge_shown"  # (result run, how many judging cards are drawn)
+# judging cards drawn at first (more on request): each costs the browser ~10 ms, and the 25 or
+# so of a comparison were half of its 0.55 s from click to lists drawn (issue 21)
+JUDGE_PAGE = 10
 JUDGE_ERROR_KEY = "cmp_judge_error"
 LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
 ROW_HEIGHT = 92  # four lines of wrapped text: the title chip, then the passage
@@ -554,7 +558,9 @@ def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dic
     shown = [(i, ranks) for i, ranks in pool if not (only and i in grades)]
     if not shown:
         note("success", "Every passage of these lists is judged for this question.")
-    for i, ranks in shown:
+    run, limit = st.session_state.get(SHOWN_KEY, (None, JUDGE_PAGE))
+    limit = limit if run == stored["run"] else JUDGE_PAGE
+    for i, ranks in shown[:limit]:
         row = index.chunks[i]
         with st.container(border=True):
             left, right = st.columns([1.15, 4], vertical_alignment="top")
@@ -577,6 +583,14 @@ def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dic
                           bold_first=True)
                 text_line(list_passage(row["text"], query, chars=320, mid_document=row.get("doc_chunk") != 0,
                                        marks=False), muted=True)
+    if len(shown) > limit:
+        hidden = len(shown) - limit
+
+        def more(run=stored["run"], limit=limit):
+            st.session_state[SHOWN_KEY] = (run, limit + JUDGE_PAGE)
+
+        st.button(f"Show {min(JUDGE_PAGE, hidden)} more ({hidden} not shown)", key="judge_more", on_click=more,
+                  icon=":material/expand_more:")
 
 
 def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, pool: list) -> None:

@@ -161,6 +161,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from rag_core.citations.verdicts import verify_quote
+    from rag_core.index.build import RagIndex
     from rag_core.models.loading import load_bi_encoder
 
     rows = json.loads(LABELLED.read_text(encoding="utf-8"))["statements"]
@@ -174,7 +175,10 @@ def main() -> None:
     print(f"model load (excluded below): {time.perf_counter() - started:.1f} s")
 
     if not args.skip_confusion:
-        lexical = type(index)(**{**index.__dict__, "embeddings": None, "_tfidf_scorer": None})
+        # the same chunks, TF-IDF and BM25, without vectors
+        lexical = RagIndex(chunks=index.chunks, vectorizer=index.tfidf_model, matrix=index.tfidf_matrix,
+                           embedding_model=index.embedding_model, chunk_size=index.chunk_size,
+                           overlap=index.overlap, bm25=index.bm25)
         for name, which in (("with embeddings: meaning step on", index),
                             ("read as a collection without embeddings (key-word overlap)", lexical)):
             matrix, meanings, held_out, notes = confusion(which, rows)

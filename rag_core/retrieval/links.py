@@ -94,6 +94,15 @@ def _number(params: Mapping, key: str, kind, low: float, high: float, problems: 
     return value
 
 
+def _choice(params: Mapping, key: str, allowed, problems: list[str]) -> str | None:
+    """The value of ``key`` when it is one of ``allowed``; otherwise None (a bad one named in ``problems``)."""
+    value = _text(params.get(key))
+    if value and value not in allowed:
+        problems.append(f"{key}={value!r} is not one of {', '.join(allowed)}; it was ignored")
+        return None
+    return value or None
+
+
 def comparison_from_params(params: Mapping[str, str]) -> ComparisonLink:
     """Read a Compare address's parameters: every value checked, the bad ones named in ``problems``."""
     problems: list[str] = []
@@ -106,32 +115,15 @@ def comparison_from_params(params: Mapping[str, str]) -> ComparisonLink:
             problems.append(f"the question was cut to {MAX_QUERY_CHARS:,} characters")
     link.source = _text(params.get("doc")) or None
     link.top = _number(params, "top", int, 1, MAX_TOP, problems)
-    mode = _text(params.get("exact"))
+    mode = _choice(params, "exact", EXACT_MODES, problems)
     if mode:
-        if mode in EXACT_MODES:
-            link.exact_mode = mode
-        else:
-            problems.append(f"exact={mode!r} is not one of {', '.join(EXACT_MODES)}; it was ignored")
+        link.exact_mode = mode
     link.phrase = _text(params.get("phrase")) or None
     spec: dict = {}
-    reranker = _text(params.get("reranker"))
-    if reranker:
-        if reranker in LINK_RERANKERS:
-            spec["reranker"] = reranker
-        else:
-            problems.append(f"reranker={reranker!r} is not one of {', '.join(LINK_RERANKERS)}; it was ignored")
-    fusion = _text(params.get("fusion"))
-    if fusion:
-        if fusion in FUSIONS:
-            spec["fusion"] = fusion
-        else:
-            problems.append(f"fusion={fusion!r} is not one of {', '.join(FUSIONS)}; it was ignored")
-    lexical = _text(params.get("lexical"))
-    if lexical:
-        if lexical in LEXICAL_POOLS:
-            spec["lexical"] = lexical
-        else:
-            problems.append(f"lexical={lexical!r} is not one of {', '.join(LEXICAL_POOLS)}; it was ignored")
+    for key, allowed in (("reranker", LINK_RERANKERS), ("fusion", FUSIONS), ("lexical", LEXICAL_POOLS)):
+        value = _choice(params, key, allowed, problems)
+        if value:
+            spec[key] = value
     for param, name, kind, low, high in (("mmr", "mmr_lambda", float, 0.0, 1.0), ("alpha", "dense_weight", float,
                                                                                   0.0, 1.0),
                                          ("rrf_k", "rrf_k", int, 1, 10_000), ("pool", "pool", int, 1, 1000)):

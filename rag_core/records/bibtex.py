@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from rag_core.records.record import clean_record
+from rag_core.records.record import clean_record, split_name
 
 __all__ = ["parse_bibtex", "records_to_bibtex"]
 
@@ -69,10 +69,10 @@ def _braced(value: str) -> str:
 
 
 def _bib_name(name: str) -> str:
-    words = name.split()
-    if len(words) < 2 or "," in name:
-        return name
-    return f"{words[-1]}, {' '.join(words[:-1])}"
+    """BibTeX's "von Last, Jr, First" of a name as printed (:func:`~rag_core.records.record.split_name`)."""
+    given, particle, family, suffix = split_name(name)
+    last = " ".join(p for p in (particle, family) if p)
+    return ", ".join(p for p in (last, suffix, given) if p) if given or suffix else last
 
 
 def records_to_bibtex(records: list[dict]) -> str:

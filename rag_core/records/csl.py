@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rag_core.records.record import clean_record
+from rag_core.records.record import clean_record, split_name
 
 __all__ = ["csl_item_to_record", "parse_csl_json", "records_to_csl"]
 
@@ -17,8 +17,10 @@ def _csl_name(name) -> str | None:
         return None
     if name.get("literal"):
         return str(name["literal"])
-    parts = [name.get("given"), name.get("non-dropping-particle"), name.get("family")]
+    parts = [name.get("given"), name.get("dropping-particle"), name.get("non-dropping-particle"), name.get("family")]
     text = " ".join(str(p) for p in parts if p)
+    if text and name.get("suffix"):
+        text += f", {name['suffix']}"
     return text or None
 
 
@@ -89,7 +91,9 @@ def records_to_csl(records: list[dict]) -> list[dict]:
 
 
 def _split(name: str) -> dict:
-    words = name.split()
-    if len(words) < 2:
+    """CSL's name fields of a name as printed (:func:`~rag_core.records.record.split_name`)."""
+    given, particle, family, suffix = split_name(name)
+    if not (given or particle or suffix):
         return {"literal": name}
-    return {"family": words[-1], "given": " ".join(words[:-1])}
+    fields = {"family": family, "given": given, "non-dropping-particle": particle, "suffix": suffix}
+    return {k: v for k, v in fields.items() if v}

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 
 from rag_core.pdf.metadata import arxiv_year, find_arxiv_id
 
-__all__ = ["FIELDS", "clean_doi", "clean_record", "first_surname", "name_key", "surname_matches", "title_key"]
+__all__ = ["FIELDS", "clean_doi", "clean_record", "first_surname", "name_key", "split_name", "surname_matches",
+           "title_key"]
 
 FIELDS = ("key", "type", "title", "authors", "year", "doi", "arxiv_id", "venue")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
@@ -41,10 +42,38 @@ def title_key(title: str | None) -> str:
 
 def first_surname(name: str) -> str:
     """The surname of a name as printed: before the comma of "Lewis, Patrick", else the last word."""
-    name = " ".join(str(name).split())
-    if "," in name:
-        return name.split(",", 1)[0].strip()
-    return name.split()[-1] if name.split() else ""
+    _given, particle, family, suffix = split_name(name)
+    if "," in (name := " ".join(str(name).split())).removesuffix(f", {suffix}" if suffix else ""):
+        return " ".join(p for p in (particle, family) if p)  # the words before the comma
+    return family
+
+
+_SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv|v)\.?$", re.IGNORECASE)
+
+
+def split_name(name: str) -> tuple[str, str, str, str]:
+    """``(given, particle, family, suffix)`` of a name as printed, for BibTeX's and CSL's fields:
+    "Lewis, Patrick" by its comma; otherwise the family name is the last word, with the
+    lower-case particles before it ("Jan van der Berg": "van der", "Berg"), and a ", Jr" or
+    ", III" at the end is the suffix. A family name of two words without a particle ("Ivan
+    Rodriguez Montoya") cannot be told from a flat name: the last word is taken."""
+    text = " ".join(str(name).split())
+    suffix = ""
+    head, _, tail = text.rpartition(",")
+    if head and _SUFFIX.match(tail.strip()):
+        text, suffix = head.strip(), tail.strip()
+    if "," in text:
+        family, given = (part.strip() for part in text.split(",", 1))
+        words = family.split()
+        cut = next((i for i, w in enumerate(words) if not w[:1].islower()), len(words) - 1)
+        return given, " ".join(words[:cut]), " ".join(words[cut:]), suffix
+    words = text.split()
+    if not suffix and len(words) >= 3 and _SUFFIX.match(words[-1]) and words[-1].lower().rstrip(".") != "v":
+        suffix, words = words[-1], words[:-1]  # "Martin Luther King Jr." ("V" is more often an initial)
+    if len(words) < 2:
+        return "", "", " ".join(words), suffix
+    start = next((i for i in range(1, len(words) - 1) if words[i][:1].islower()), len(words) - 1)
+    return " ".join(words[:start]), " ".join(words[start:-1]), words[-1], suffix
 
 
 def surname_matches(name: str, surname: str) -> bool:

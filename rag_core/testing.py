@@ -359,7 +359,8 @@ _FIELDS = {"title": 1, "date": 6, "url": 13, "publicationTitle": 38, "DOI": 59, 
 def make_zotero_folder(folder: Path, items: list[dict]) -> Path:
     """A Zotero data folder: ``zotero.sqlite`` and ``storage/KEY/file.pdf``. Each item: ``type``,
     ``fields`` (Zotero field name -> value), ``creators`` [(first, last)], ``pdf`` (a path to copy
-    in as its stored attachment), ``collection`` (a name), ``deleted``."""
+    in as its stored attachment), ``collection`` (a name), ``deleted``, ``better_bibtex`` (a
+    citation key Better BibTeX keeps in its own ``better-bibtex.sqlite``, table ``citationkey``)."""
     folder.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(folder / "zotero.sqlite")
     db.executescript(ZOTERO_SCHEMA)
@@ -403,6 +404,19 @@ def make_zotero_folder(folder: Path, items: list[dict]) -> Path:
                        "VALUES (?, ?, 0, 'application/pdf', ?)", (attachment, item_id, f"storage:{stored.name}"))
     db.commit()
     db.close()
+    keys = [(n + 1, item["better_bibtex"]) for n, item in enumerate(items) if item.get("better_bibtex")]
+    if keys:  # item ids: 1, 2, ... in order, an attachment taking the next (as above)
+        ids, next_id = [], 1
+        for item in items:
+            ids.append(next_id)
+            next_id += 2 if item.get("pdf") else 1
+        bbt = sqlite3.connect(folder / "better-bibtex.sqlite")
+        bbt.execute("CREATE TABLE citationkey (itemID INTEGER NOT NULL, itemKey TEXT NOT NULL, libraryID INTEGER, "
+                    "citationKey TEXT NOT NULL, pinned INTEGER DEFAULT 0)")
+        bbt.executemany("INSERT INTO citationkey VALUES (?, ?, 1, ?, 0)",
+                        [(ids[n - 1], f"ITEM{n - 1:04d}", key) for n, key in keys])
+        bbt.commit()
+        bbt.close()
     return folder
 
 

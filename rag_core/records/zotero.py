@@ -5,7 +5,8 @@ written, no lock is taken and no journal is made, so a running Zotero is not dis
 the file locked; an immutable reader does not ask for the lock). Only the tables of Zotero's
 published schema are read: ``items``, ``itemTypes``, ``fields``, ``itemData``,
 ``itemDataValues``, ``creators``, ``itemCreators``, ``collections``, ``collectionItems``,
-``itemAttachments`` and ``deletedItems``. A stored PDF attachment (``path`` ``storage:NAME.pdf``)
+``itemAttachments`` and ``deletedItems``; and Better BibTeX's ``better-bibtex.sqlite`` (table
+``citationkey``) when it is there, for the citation keys. A stored PDF attachment (``path`` ``storage:NAME.pdf``)
 lies in ``storage/<attachment key>/NAME.pdf``; a linked file outside the folder is not read.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from urllib.parse import quote
 
@@ -46,6 +48,28 @@ def zotero_collections(folder: str | Path) -> list[str]:
     """The names of the Zotero library's collections."""
     with _connect(Path(folder)) as connection:
         return [row[0] for row in connection.execute("SELECT collectionName FROM collections ORDER BY collectionName")]
+
+
+# a key pinned in Extra by Better BibTeX ("Citation Key: lewis2020"; older versions: "bibtex: ...")
+_EXTRA_KEY = re.compile(r"^\s*(?:citation key|bibtex)\s*:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def _better_bibtex_keys(folder: Path, notes: list[str]) -> dict[int, str]:
+    """Better BibTeX's citation keys by item id, from ``better-bibtex.sqlite`` beside the Zotero
+    database (read-only and immutable, as that one); {} when it is not there."""
+    database = folder / "better-bibtex.sqlite"
+    if not database.exists():
+        return {}
+    try:
+        if regular_file_size(database, label=str(database)) > MAX_ZOTERO_SQLITE_BYTES:
+            raise InputFileError("too large")
+        uri = f"file:{quote(str(database.resolve()))}?mode=ro&immutable=1"
+        with closing(sqlite3.connect(uri, uri=True)) as connection:
+            rows = connection.execute("SELECT itemID, citationKey FROM citationkey").fetchall()
+    except (sqlite3.Error, InputFileError, OSError) as exc:
+        notes.append(f"Better BibTeX's citation keys could not be read from {database.name} ({exc}).")
+        return {}
+    return {int(item): str(key) for item, key in rows if isinstance(item, int) and key}
 
 
 def _year(date: str | None) -> object:
@@ -88,6 +112,7 @@ def read_zotero(folder: str | Path, collection: str | None = None):
         if len(items) > MAX_RECORDS:
             raise InputFileError(f"{folder}: more than {MAX_RECORDS:,} items; import one collection at a time.")
         records, pdfs, notes = [], {}, []
+        better_bibtex = _better_bibtex_keys(folder, notes)
         for item_id, key, type_name in items:
             fields = dict(connection.execute(
                 "SELECT f.fieldName, v.value FROM itemData d JOIN fields f USING (fieldID) "
@@ -97,7 +122,11 @@ def read_zotero(folder: str | Path, collection: str | None = None):
                 "WHERE ic.itemID = ? ORDER BY ic.orderIndex", (item_id,)).fetchall()
             names = [" ".join(p for p in (first, last) if p) for first, last in creators]
             venue = next((fields[f] for f in _VENUE_FIELDS if fields.get(f)), None)
-            record = clean_record({"key": fields.get("citationKey") or key, "type": type_name,
+            pinned = _EXTRA_KEY.search(fields.get("extra") or "")
+            # the citation key a LaTeX draft cites: Zotero 7's own field, a key pinned in Extra,
+            # Better BibTeX's; else the item's Zotero key
+            cite_key = fields.get("citationKey") or (pinned and pinned.group(1)) or better_bibtex.get(item_id) or key
+            record = clean_record({"key": cite_key, "type": type_name,
                                    "title": fields.get("title"), "authors": names, "year": _year(fields.get("date")),
                                    "doi": fields.get("DOI"), "arxiv_id": _arxiv(fields), "venue": venue})
             records.append(record)

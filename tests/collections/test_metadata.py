@@ -131,10 +131,11 @@ def _zotero(tmp_path, pdf_dir):
         {"type": "conferencePaper", "collection": "Thesis", "pdf": pdf_dir / DPR,
          "fields": {"title": "Dense Passage Retrieval for Open-Domain Question Answering", "date": "2020-11-00 2020",
                     "proceedingsTitle": "EMNLP 2020", "DOI": "10.18653/v1/2020.emnlp-main.550"},
-         "creators": [("Vladimir", "Karpukhin"), ("Barlas", "Oğuz")]},
+         "creators": [("Vladimir", "Karpukhin"), ("Barlas", "Oğuz")], "better_bibtex": "karpukhin2020dense"},
         {"type": "preprint", "collection": "Thesis", "pdf": pdf_dir / RAG,
          "fields": {"title": "Retrieval-Augmented Generation for Knowledge-Intensive NLP Tasks",
-                    "date": "2020-05-22 2020", "archiveID": "arXiv:2005.11401"},
+                    "date": "2020-05-22 2020", "archiveID": "arXiv:2005.11401",
+                    "extra": "Some note\nCitation Key: lewis2020rag"},
          "creators": [("Patrick", "Lewis"), ("Ethan", "Perez")]},
         {"type": "journalArticle", "fields": {"title": "Elsewhere", "date": "2001"}, "creators": [("A", "B")]},
         {"type": "journalArticle", "deleted": True, "collection": "Thesis", "fields": {"title": "In the bin"}},
@@ -146,6 +147,7 @@ def test_a_zotero_folder_is_read_only_and_immutable(tmp_path, pdf_dir):
 
     folder = _zotero(tmp_path, pdf_dir)
     before = (folder / "zotero.sqlite").read_bytes()
+    keys_before = (folder / "better-bibtex.sqlite").read_bytes()
     locker = sqlite3.connect(folder / "zotero.sqlite")  # a running Zotero holds an exclusive lock
     locker.execute("PRAGMA locking_mode=EXCLUSIVE")
     locker.execute("BEGIN EXCLUSIVE")
@@ -156,10 +158,14 @@ def test_a_zotero_folder_is_read_only_and_immutable(tmp_path, pdf_dir):
         locker.rollback()
         locker.close()
     assert (folder / "zotero.sqlite").read_bytes() == before
+    assert (folder / "better-bibtex.sqlite").read_bytes() == keys_before
     assert not (folder / "zotero.sqlite-journal").exists() and not (folder / "zotero.sqlite-wal").exists()
     assert [r["title"][:20] for r in found.records] == ["Dense Passage Retrie", "Retrieval-Augmented "]
     assert found.records[1]["arxiv_id"] == "2005.11401" and found.records[0]["year"] == 2020
     assert sorted(p.name for p in found.pdfs.values()) == sorted([DPR, RAG])
+    # the citation keys a LaTeX draft cites: Better BibTeX's database, a key pinned in Extra
+    assert [r["key"] for r in found.records] == ["karpukhin2020dense", "lewis2020rag"]
+    assert [r["key"] for r in read_zotero(folder).records] == ["karpukhin2020dense", "lewis2020rag", "ITEM0002"]
     with pytest.raises(InputFileError, match="no Zotero collection named"):
         read_zotero(folder, "Nope")
 

@@ -229,7 +229,10 @@ def controls(lib) -> str | None:
         run_search(lib, request, spec)
         return name
     stored = st.session_state.get(RESULT_KEY)
-    if stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
+    if stored and stored["request"]["collection"] == name and stored["request"]["source"] != source:
+        # the documents changed: the lists shown (and the address) follow, as they do a knob
+        run_search(lib, {**stored["request"], "source": source}, spec)
+    elif stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
         run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
     return name
 

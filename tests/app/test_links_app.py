@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -68,6 +69,14 @@ def test_a_compare_link_opens_the_comparison_drawn_and_the_address_follows_chang
     at.number_input(key=f"cmp_pool_{COLLECTION}").set_value(40).run()
     assert not at.exception
     assert "pool=40" in at.code[0].value
+
+    # the documents changed alone: the lists follow at once, and the address with them
+    source = at.selectbox(key="cmp_source").options[1]
+    at.selectbox(key="cmp_source").set_value(source).run()
+    assert not at.exception
+    shown = at.session_state["cmp_result"]["comparison"]
+    assert {r["source"] for kind in ("tfidf", "hybrid", "exact") for r in shown[kind]} == {source}
+    assert parse_qs(urlsplit(at.code[0].value).query)["doc"] == [source]
 
     # the new address, opened in a fresh session, draws the same lists
     fresh = {k: (v[0] if isinstance(v, list) else v) for k, v in dict(at.query_params).items()}

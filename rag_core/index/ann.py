@@ -11,6 +11,7 @@ query process maps it instead of reading it. Recall@10 against exact search is m
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from pathlib import Path
 
@@ -19,6 +20,20 @@ import numpy as np
 from rag_core.settings import ANN_CONNECTIVITY, ANN_EXPANSION_ADD, ANN_EXPANSION_SEARCH
 
 ANN_FILE = "ann.usearch"
+
+
+def _usearch_index():
+    """usearch's ``Index`` class, with onnxruntime loaded first when it is installed: loaded
+    after usearch's extension, onnxruntime's own crashes the process (SIGSEGV while importing
+    it; usearch 2.26.6 with onnxruntime 1.32.0; the other order is fine), and the query encoder
+    loads it later in the same process (the app's server: a large collection opened before the
+    model's warm-up had loaded it took the whole server down)."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime  # noqa: F401
+
+    from usearch.index import Index
+
+    return Index
 
 
 class AnnIndex:
@@ -33,7 +48,7 @@ class AnnIndex:
     @classmethod
     def build(cls, vectors: np.ndarray, *, rows: np.ndarray | None = None, threads: int = 0) -> AnnIndex:
         """A graph of ``vectors[rows]`` (all rows by default), keyed by row number."""
-        from usearch.index import Index
+        Index = _usearch_index()
 
         vectors = np.asarray(vectors, dtype=np.float32)
         keys = np.arange(len(vectors), dtype=np.uint64) if rows is None else np.asarray(rows, dtype=np.uint64)
@@ -48,7 +63,7 @@ class AnnIndex:
 
     @classmethod
     def load(cls, path: str | Path, *, view: bool = True) -> AnnIndex:
-        from usearch.index import Index
+        Index = _usearch_index()
 
         index = Index.restore(str(path), view=view)
         if index is None:

@@ -163,14 +163,50 @@ class TfidfScorer:
         return out.astype(np.float32)
 
 
+# From this many scores, top_k looks only in the blocks of _TOP_BLOCK scores whose best score is
+# among the k best blocks' (every one of the k best scores lies in such a block): at a million
+# chunks an argpartition over every score took 5-12 ms, three times a hybrid query (TF-IDF,
+# BM25, the dense pool's mostly empty array); the blocks' maxima take ~0.5 ms.
+_SPARSE_FROM = 50_000
+_TOP_BLOCK = 1024
+
+
+def _candidate_rows(scores: np.ndarray, k: int) -> np.ndarray | None:
+    """The rows of the blocks that can hold the ``k`` best scores, ascending; None when they are
+    not much fewer than all."""
+    n = scores.shape[0]
+    full = n // _TOP_BLOCK
+    maxima = scores[: full * _TOP_BLOCK].reshape(full, _TOP_BLOCK).max(axis=1)
+    if n > full * _TOP_BLOCK:
+        maxima = np.append(maxima, scores[full * _TOP_BLOCK:].max())
+    if k >= len(maxima) or np.isnan(maxima).any():  # a NaN score: the plain way
+        return None
+    kth = np.partition(maxima, len(maxima) - k)[len(maxima) - k]  # the k-th best block's maximum
+    blocks = np.flatnonzero(maxima >= kth)
+    if len(blocks) * _TOP_BLOCK > n // 4:
+        return None
+    rows = (blocks[:, None] * _TOP_BLOCK + np.arange(_TOP_BLOCK)).ravel()
+    return rows[rows < n]
+
+
 def top_k(scores: np.ndarray, k: int, *, positive_only: bool = False) -> np.ndarray:
-    """Indices of the ``k`` highest scores, best first (ties: lower index first)."""
+    """Indices of the ``k`` highest scores, best first (ties: lower index first); with
+    ``positive_only``, of those only the scores > 0."""
     n = scores.shape[0]
     k = min(int(k), n)
     if k <= 0:
         return np.empty(0, dtype=np.int64)
+    if n >= _SPARSE_FROM:
+        rows = _candidate_rows(scores, k)
+        if rows is not None:
+            order = rows[top_k(scores[rows], k)]
+            return order[scores[order] > 0] if positive_only else order
     if k < n:
         part = np.argpartition(-scores, k - 1)[:k]
+        edge = scores[part].min()
+        if not np.isnan(edge):  # of the rows tied with the k-th best, the first ones (argpartition takes any)
+            above = np.flatnonzero(scores > edge)
+            part = np.concatenate([above, np.flatnonzero(scores == edge)[: k - len(above)]])
     else:
         part = np.arange(n)
     order = part[np.lexsort((part, -scores[part]))]

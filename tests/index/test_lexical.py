@@ -103,3 +103,26 @@ def test_posting_arrays_that_disagree_are_refused():
         Postings(np.ones(3, np.float32), np.zeros(2, np.int32), np.array([0, 3]), (5, 1))
     with pytest.raises(ValueError, match="disagree"):
         Postings(np.ones(2, np.float32), np.zeros(2, np.int32), np.array([0, 2]), (5, 3))
+
+
+def test_top_k_of_a_large_array_equals_the_plain_selection():
+    """top_k looks only in the blocks that can hold the k best (large arrays): the same rows in
+    the same order as a full sort by (-score, row), with ties (the first rows of a tie at the
+    k-th place, on either path), infinities, zeros and negatives."""
+    from rag_core.index import lexical
+
+    rng = np.random.default_rng(8)
+    for case in range(12):
+        n = int(rng.integers(lexical._SPARSE_FROM, 3 * lexical._SPARSE_FROM)) if case < 10 else 5000
+        scores = np.round(rng.random(n).astype(np.float32), 2 if case % 2 else 5)  # coarse: many ties
+        scores[rng.random(n) < 0.5] = 0
+        scores[rng.random(n) < 0.2] = -np.inf
+        if case % 3 == 0:
+            scores = -scores  # mostly non-positive
+        for k in (1, 10, 30, 200):
+            for positive_only in (False, True):
+                expected = np.lexsort((np.arange(n), -scores))[:k]
+                if positive_only:
+                    expected = expected[scores[expected] > 0]
+                got = lexical.top_k(scores, k, positive_only=positive_only)
+                assert got.tolist() == expected.tolist(), (case, k, positive_only)

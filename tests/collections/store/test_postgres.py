@@ -465,8 +465,14 @@ def test_with_an_hnsw_index_a_search_reads_only_the_vectors_it_needs(pg_url, mon
     query = vectors[300] + 0.05 * rng.standard_normal(dim).astype(np.float32)
     query /= np.linalg.norm(query)
     monkeypatch.setattr(index, "query_vector", lambda _text, _model=None: query)
+    by_key = []
+    real_by_key = lazy_vectors.vectors_by_key
+    monkeypatch.setattr(lazy_vectors, "vectors_by_key", lambda *a, **k: by_key.append(a) or real_by_key(*a, **k))
+    top, _ = index.dense_top("q", 10)  # the HNSW candidates come with their vectors: no second query
+    assert len(top) == 10 and by_key == []
     rows = np.array([0, 1, 7, 300, 1199])
     cosines = index.dense_at("q", rows)
+    assert len(by_key) == 1  # the rows not among the candidates: one query
     assert np.isnan(cosines[[0, 2]]).all()  # rows 0 and 7 have no vector
     assert np.allclose(cosines[[1, 3, 4]], vectors[[1, 300, 1199]] @ query, atol=1e-5)
     lazy = [search("passage rare words", index, top=8, cross_encoder_model=""),

@@ -38,7 +38,7 @@ from rag_core.collections.store.postgres.cache import (
     vector_cache,
 )
 from rag_core.collections.store.postgres.check import check_collection
-from rag_core.collections.store.postgres.codecs import VectorParam, dumps_for_pg, loads_from_pg
+from rag_core.collections.store.postgres.codecs import RawVectorLoader, VectorParam, dumps_for_pg, loads_from_pg
 from rag_core.collections.store.postgres.commit import commit_documents, prune
 from rag_core.collections.store.postgres.connection import engine, is_postgres_url
 from rag_core.collections.store.postgres.disk_copy import read_copy, stored_digests
@@ -144,16 +144,21 @@ class PgAnn:
 
     exact_scores = True  # its inner products are of the stored float32 vectors: no overfetch needed
 
-    def __init__(self, store: PostgresStore, row: CollectionRow, lexical, size: int):
+    def __init__(self, store: PostgresStore, row: CollectionRow, lexical, size: int,
+                 vectors: LazyVectors | None = None):
         self._store, self._row, self._lexical, self._size = store, row, lexical, size
+        self._vectors = vectors  # not read yet: the candidates' vectors come with them
 
     def __len__(self) -> int:
         return self._size
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        found = self._store.nearest_in_version(self._row, query, k, self._lexical)
-        rows = np.fromiter((i for i, _ in found), dtype=np.int64, count=len(found))
-        return rows, np.fromiter((score for _, score in found), dtype=np.float32, count=len(found))
+        lazy = self._vectors is not None and not self._vectors.loaded
+        found = self._store.nearest_in_version(self._row, query, k, self._lexical, with_vectors=lazy)
+        rows = np.fromiter((f[0] for f in found), dtype=np.int64, count=len(found))
+        if lazy:
+            self._vectors.remember(rows, [f[2] for f in found])
+        return rows, np.fromiter((f[1] for f in found), dtype=np.float32, count=len(found))
 
 
 class PostgresStore(CollectionStore):
@@ -331,7 +336,7 @@ class PostgresStore(CollectionStore):
         if isinstance(vectors, LazyVectors):
             return PostgresRagIndex(**common, lazy=vectors, dense_mask=None if vectors.mask.all() else vectors.mask,
                                     encoder=collection_settings(row)["encoder"],
-                                    ann=PgAnn(self, row, lexical, len(proto.chunks)))
+                                    ann=PgAnn(self, row, lexical, len(proto.chunks), vectors))
         embeddings, mask = vectors
         return PostgresRagIndex(
             **common, embeddings=embeddings, dense_mask=None if embeddings is None or mask.all() else mask,
@@ -604,15 +609,18 @@ class PostgresStore(CollectionStore):
         return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
 
     def nearest_in_version(self, row: CollectionRow, vector: np.ndarray, k: int,
-                           lexical: LexicalIndex) -> list[tuple[int, float]]:
+                           lexical: LexicalIndex, *, with_vectors: bool = False) -> list[tuple]:
         """:meth:`dense_search` for the version a loaded index was read from (``row``: the
-        collection's row then): its documents' rows only, with no look-up of the collection."""
+        collection's row then): its documents' rows only, with no look-up of the collection.
+        ``with_vectors``: ``(chunk index, score, vector bytes)``."""
         vector = np.asarray(vector, dtype=np.float32).ravel()
         # pipelined: the transaction's start, its settings and the query go in one round trip
         with self.engine.connection() as conn, conn.pipeline(), conn.transaction():
-            found = _nearest(conn, row.id, row.dim, row.live, vector, k)
+            found = _nearest(conn, row.id, row.dim, row.live, vector, k, vector_oid=self.engine.vector_oid,
+                             with_vectors=with_vectors)
         positions = lexical.positions
-        return [(positions[(doc, seq)], float(score)) for doc, seq, score in found if (doc, seq) in positions]
+        return [(positions[(doc, seq)], float(score), *rest) for doc, seq, score, *rest in found
+                if (doc, seq) in positions]
 
     # ---------------------------------------------------------------- side data
     def read_data(self, name: str, key: str):
@@ -659,9 +667,12 @@ def _valid_ann_index(conn: psycopg.Connection, index: str) -> bool:
 
 
 def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: int, vector: np.ndarray, k: int, *,
-             ef_search: int | None = None, exact: bool = False, explain: bool = False) -> list:
+             ef_search: int | None = None, exact: bool = False, explain: bool = False,
+             vector_oid: int | None = None, with_vectors: bool = False) -> list:
     """``[(document row, seq, inner product)]`` of the ``k`` rows of ``version`` nearest to
-    ``vector``, in the caller's transaction (two round trips: the settings, the query)."""
+    ``vector``, in the caller's transaction (two round trips: the settings, the query);
+    ``with_vectors``: ``(document row, seq, inner product, vector bytes)``, pgvector's binary
+    form (a search needs its candidates' vectors: one round trip fewer than asking after)."""
     if vector.size != dim:
         raise ValueError(f"a query vector of dimension {vector.size} for a collection of {dim}")
     k = max(int(k), 1)
@@ -674,9 +685,10 @@ def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: in
     # The nearest rows of the collection come first, from its partial HNSW index (the
     # collection id and the dimension are integers from our own table, written as
     # literals so the planner can match that index); then only the version's.
+    extra = ", n.embedding" if with_vectors else ""
     query = sql.SQL(
-        "SELECT n.document_id, n.seq, -n.distance FROM ("
-        " SELECT c.document_id, c.seq, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
+        "SELECT n.document_id, n.seq, -n.distance" + extra + " FROM ("
+        " SELECT c.document_id, c.seq, c.embedding, (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) AS distance"
         " FROM rag_core.chunks c WHERE c.collection_id = {cid} AND c.embedding IS NOT NULL"
         " ORDER BY (c.embedding::vector({dim})) <#> %(q)b::vector({dim}) LIMIT %(fetch)s) n "
         "JOIN rag_core.documents d ON d.id = n.document_id "
@@ -685,7 +697,12 @@ def _nearest(conn: psycopg.Connection, collection_id: int, dim: int, version: in
     params = {"q": VectorParam(vector), "k": k, "fetch": fetch}
     if explain:
         return [r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params)]
-    return conn.execute(query, params).fetchall()
+    if not with_vectors:
+        return conn.execute(query, params).fetchall()
+    with conn.cursor(binary=True) as cur:
+        if vector_oid is not None:
+            cur.adapters.register_loader(vector_oid, RawVectorLoader)
+        return cur.execute(query, params).fetchall()
 
 
 class _Beside:

@@ -261,6 +261,8 @@ def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = Non
     comparison = copy.deepcopy(found["comparison"])
     dropped = []
     if previous is not None and previous.get("request") == request:
+        if previous.get("lists") is None:  # its rerun was stopped (a quick second change) before they ran
+            lab_lists(previous, index)
         dropped = mark_movement(comparison["hybrid"], previous["comparison"]["hybrid"])
     else:
         previous = None

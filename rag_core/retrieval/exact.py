@@ -520,6 +520,17 @@ def find_exact(
 
     hits: list[ExactHit] = []
     seen: set[tuple] = set()  # places already reported, so overlapping chunks count a place once
+
+    def report(i: int, start: int, end: int) -> bool:
+        """Add the hit unless its place was reported already."""
+        place = _place(chunks[i], start, end)
+        if place is not None:
+            if place in seen:
+                return False
+            seen.add(place)
+        hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
+        return True
+
     for i, start, end in _SCANNERS[mode](corpus, pattern, allowed):
         place = _place(chunks[i], start, end)
         while place is not None and place in seen:
@@ -528,22 +539,14 @@ def find_exact(
                 break
             start, end = found
             place = _place(chunks[i], start, end)
-        if place is not None:
-            if place in seen:
-                continue
-            seen.add(place)
-        hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
+        if not report(i, start, end):
+            continue
         while every_match and len(hits) < max_hits:  # the passage's later occurrences
             found = _next_in_chunk(mode, pattern, texts[i], max(start, end - 1))
             if found is None:
                 break
             start, end = found
-            place = _place(chunks[i], start, end)
-            if place is not None:
-                if place in seen:
-                    continue
-                seen.add(place)
-            hits.append(_make_hit(chunks[i], i, texts[i], start, end, mode, context))
+            report(i, start, end)
         if len(hits) >= max_hits:
             hits[-1]["truncated"] = True
             break

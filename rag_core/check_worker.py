@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from rag_core.errors import RagCoreError
 from rag_core.pdf.pool import end_child
-from rag_core.settings import CHECK_MEMORY_MB, CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
+from rag_core.settings import CHECK_HOLD_ENV, CHECK_MEMORY_MB, CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
 
 __all__ = ["CheckWorkerError", "check_in_worker"]
 
@@ -64,6 +65,10 @@ def _limit_memory(memory_mb: int) -> None:
 def serve() -> int:  # pragma: no cover - runs in a child process
     job = json.loads(sys.stdin.readline())
     _limit_memory(int(job["memory_mb"]))
+    hold = os.environ.get(CHECK_HOLD_ENV)
+    if hold:  # the tests' way to a check that cannot finish inside any budget
+        Path(hold).write_text(str(os.getpid()), encoding="utf-8")
+        threading.Event().wait()
     try:
         from rag_core.citations.manuscript import Citation, Statement, check_statements
         from rag_core.collections.library import Library

@@ -4,12 +4,15 @@ hang or a traceback) when the check runs past its time or memory budget or canno
 from __future__ import annotations
 
 import json
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import pytest
 
 from rag_core.check_worker import CheckWorkerError, check_in_worker
 from rag_core.citations.manuscript import check_statements, manuscript_from_text
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL
+from rag_core.settings import CHECK_HOLD_ENV, DEFAULT_CROSS_ENCODER_MODEL
 
 
 def draft(library) -> str:
@@ -39,11 +42,33 @@ def test_the_worker_gives_the_rows_of_an_in_process_check(paper_library):
     assert seen and seen[-1] == (2, 2)
 
 
-def test_past_its_time_budget_the_check_is_stopped_with_a_message(paper_library):
+def test_past_its_time_budget_the_check_is_stopped_with_a_message(paper_library, tmp_path, monkeypatch):
+    """A worker that cannot finish (it waits, checking nothing, until it is stopped) on any machine:
+    only its budget ends it, so the verdict never depends on how fast the machine is."""
+    hold = tmp_path / "worker.pid"
+    monkeypatch.setenv(CHECK_HOLD_ENV, str(hold))
+    children = []
+    popen = subprocess.Popen
+
+    def recording_popen(*args, **kwargs):
+        children.append(popen(*args, **kwargs))
+        return children[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", recording_popen)
     statements = manuscript_from_text(draft(paper_library)).statements()
-    with pytest.raises(CheckWorkerError, match="longer than its budget"):
-        check_in_worker(paper_library.root, "papers", statements, cross_encoder_model=DEFAULT_CROSS_ENCODER_MODEL,
-                        seconds_base=0.5, seconds_per_statement=0.0)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        checking = pool.submit(check_in_worker, paper_library.root, "papers", statements,
+                               cross_encoder_model=DEFAULT_CROSS_ENCODER_MODEL,
+                               seconds_base=0.5, seconds_per_statement=0.0)
+        try:  # a safety net for a budget not kept: a kept one stops the check within a second or two
+            error = checking.exception(timeout=60)
+        except FutureTimeout:
+            for child in children:
+                child.kill()
+            pytest.fail("the check ran on for 60 s past its budget of 0.5 s")
+    assert isinstance(error, CheckWorkerError), error
+    assert "longer than its budget" in str(error)
+    assert len(children) == 1 and children[0].poll() is not None  # the worker was stopped
 
 
 def test_out_of_memory_the_check_stops_with_a_message(paper_library):

@@ -1,0 +1,1 @@
+"""Training code for the learned models (data readers with the project's dev splits first)."""

@@ -271,6 +271,7 @@ PG_FILE_CACHE_ENV = "RAG_CORE_PG_FILE_CACHE"
 TESSERACT_ENV = "RAG_CORE_TESSERACT"
 OCR_SECONDS_PER_PAGE_ENV = "RAG_CORE_OCR_SECONDS_PER_PAGE"
 CHECK_HOLD_ENV = "RAG_CORE_CHECK_HOLD_FOR_TESTS"
+CLAIMS_DIR_ENV = "RAG_CORE_CLAIMS_DIR"
 
 # Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
 ENVIRONMENT_VARIABLES = {
@@ -303,6 +304,8 @@ ENVIRONMENT_VARIABLES = {
     PG_POOL_MAX_ENV: "PostgreSQL store: connections per process (default 8)",
     PG_FILE_CACHE_ENV: "PostgreSQL store: where copies of original PDFs are kept for page images, and in its "
     "lexical folder disk copies of stored TF-IDF/BM25 files (default: ~/.cache/rag_core/pg-files)",
+    CLAIMS_DIR_ENV: "training and benchmarks: the labelled claims folder (default: ../shared/data/claims beside the "
+    "checkout)",
     CHECK_HOLD_ENV: "tests only: a file where the app's check worker writes its process id, then waits, "
     "checking nothing, until it is stopped (how the tests see its time budget kept on any machine)",
 }

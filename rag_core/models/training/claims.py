@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_core.settings import CLAIMS_DIR_ENV
+
 __all__ = [
     "CLAIMS_DIR_ENV", "DATASETS", "DEV_SHARE", "FILES", "LABELS", "ClaimDocument", "claims_dir", "dev_key",
     "fold_claim", "in_dev_slice", "read_all", "read_checkcovid", "read_climatefever", "read_covidfact",
@@ -37,7 +39,6 @@ __all__ = [
 LABELS = ("support", "contradict", "nei")
 DATASETS = ("scifact", "checkcovid", "healthver", "covidfact", "climatefever")
 DEV_SHARE = 25  # percent of the claims of a sliced dataset in its dev slice
-CLAIMS_DIR_ENV = "RAG_CORE_CLAIMS_DIR"
 FILES = {
     "scifact": ("scifact_claims_train.jsonl", "scifact_corpus.jsonl.gz"),
     "checkcovid": ("checkcovid_train.jsonl", "checkcovid_dev.jsonl", "checkcovid_corpus.jsonl"),

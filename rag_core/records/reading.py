@@ -9,28 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_core.errors import InputFileError
+from rag_core.records.record import RecordsFile
 from rag_core.safe_files import read_regular_file
 from rag_core.settings import MAX_RECORDS, MAX_RECORDS_FILE_BYTES
 
 __all__ = ["RECORD_FILE_TYPES", "RecordsFile", "parse_records", "read_records"]
 
 RECORD_FILE_TYPES = (".bib", ".biblatex", ".json", ".csl", ".ris")
-
-
-@dataclass
-class RecordsFile:
-    """What a records file held: its ``records``, its ``kind`` and ``notes`` (blocks passed over);
-    for a Zotero folder, ``pdfs`` maps a record's position to its stored PDF's path."""
-
-    name: str
-    kind: str
-    records: list[dict]
-    notes: list[str] = field(default_factory=list)
-    pdfs: dict[int, Path] = field(default_factory=dict)
 
 
 def _decode(data: bytes, name: str) -> str:

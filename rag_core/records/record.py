@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from rag_core.pdf.metadata import arxiv_year, find_arxiv_id
 
-__all__ = ["FIELDS", "clean_doi", "clean_record", "first_surname", "name_key", "split_name", "surname_matches",
-           "title_key"]
+__all__ = ["FIELDS", "RecordsFile", "clean_doi", "clean_record", "first_surname", "name_key", "split_name",
+           "surname_matches", "title_key"]
 
 FIELDS = ("key", "type", "title", "authors", "year", "doi", "arxiv_id", "venue")
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
@@ -24,6 +26,18 @@ _YEAR = re.compile(r"(?<!\d)((?:1[5-9]|20)\d{2})(?!\d)")
 # The longest a field may be: a title, a venue or a name past this is not one.
 _MAX_FIELD = 2000
 _MAX_AUTHORS = 2000
+
+
+@dataclass
+class RecordsFile:
+    """What a records file held: its ``records``, its ``kind`` and ``notes`` (blocks passed over);
+    for a Zotero folder, ``pdfs`` maps a record's position to its stored PDF's path."""
+
+    name: str
+    kind: str
+    records: list[dict]
+    notes: list[str] = field(default_factory=list)
+    pdfs: dict[int, Path] = field(default_factory=dict)
 
 
 def name_key(name: str) -> str:

@@ -89,8 +89,8 @@ def _arxiv(fields: dict[str, str]) -> str | None:
 
 def read_zotero(folder: str | Path, collection: str | None = None):
     """The records of a Zotero data folder (every regular item, or those of ``collection``), with
-    the stored PDF of each when it has one, as a :class:`rag_core.records.reading.RecordsFile`."""
-    from rag_core.records.reading import RecordsFile
+    the stored PDF of each when it has one, as a :class:`rag_core.records.record.RecordsFile`."""
+    from rag_core.records.record import RecordsFile
 
     folder = Path(folder).expanduser()
     if not (folder / "zotero.sqlite").exists():

@@ -16,14 +16,16 @@ import json
 import sys
 from pathlib import Path
 
+from rag_core.cli.common import EXIT_OK, UsageError, open_library
 from rag_core.output.render import terminal_safe
 
-__all__ = ["add_meta_parser", "cmd_meta"]
+__all__ = ["add_parsers", "cmd_meta"]
 
 _ORIGIN_FIELDS = ("title", "authors", "year", "doi", "arxiv_id", "venue")
 
 
-def add_meta_parser(sub, common) -> None:
+def add_parsers(sub, common) -> None:
+    """The sub-command ``meta`` and its actions."""
     p = sub.add_parser("meta", parents=[common], help="show, correct, import or export the documents' "
                                                       "bibliographic records")
     actions = p.add_subparsers(dest="meta_action", metavar="ACTION")
@@ -51,16 +53,14 @@ def add_meta_parser(sub, common) -> None:
     out = actions.add_parser("export", parents=[common], help="write the records as BibTeX (.bib) or CSL-JSON (.json)")
     out.add_argument("collection")
     out.add_argument("file", help="refs.bib or refs.json (- prints BibTeX)")
-    from rag_core.cli import cmd_meta as run
-
-    p.set_defaults(func=run)
+    p.set_defaults(func=cmd_meta)
 
 
-def cmd_meta(args, library_of, usage_error) -> int:
+def cmd_meta(args) -> int:
     action = getattr(args, "meta_action", None)
     if action is None:
-        raise usage_error("meta needs an action: show, import, set or export")
-    library = library_of(args)
+        raise UsageError("meta needs an action: show, import, set or export")
+    library = open_library(args)
     zotero = action == "import" and Path(args.source).expanduser().is_dir() and not args.no_pdfs
     if not library.exists(args.collection) and not zotero:  # a Zotero folder's PDFs may start a collection
         raise ValueError(f"No collection named {args.collection!r}.")
@@ -70,23 +70,23 @@ def cmd_meta(args, library_of, usage_error) -> int:
         fields = {k: getattr(args, k) for k in ("title", "authors", "year", "doi", "arxiv_id", "venue", "key")
                   if getattr(args, k) is not None}
         if not fields:
-            raise usage_error("meta set needs at least one of --title, --authors, --year, --doi, --arxiv-id, "
+            raise UsageError("meta set needs at least one of --title, --authors, --year, --doi, --arxiv-id, "
                               "--venue, --key")
         changed = library.set_record(args.collection, args.document, **fields)
         for key, value in changed.items():
             shown = "; ".join(value) if isinstance(value, list) else ("(cleared)" if value is None else value)
             print(f"{terminal_safe(args.document)}: {key} = {terminal_safe(shown)} (edited)")
-        return 0
+        return EXIT_OK
     if action == "export":
         data = library.export_records(args.collection, "refs.bib" if args.file == "-" else args.file)
         if args.file == "-":
             sys.stdout.write(terminal_safe(data.decode("utf-8")))
-            return 0
+            return EXIT_OK
         from rag_core.atomic import write_bytes_atomic
 
         write_bytes_atomic(Path(args.file), data)
         print(f"Wrote {len(library.documents(args.collection))} records to {terminal_safe(args.file)}.")
-        return 0
+        return EXIT_OK
     return _import(library, args)
 
 
@@ -100,7 +100,7 @@ def _import(library, args) -> int:
                           "unmatched_records": report.unmatched_records,
                           "unmatched_documents": report.unmatched_documents, "notes": report.notes},
                          ensure_ascii=False, indent=1))
-        return 0
+        return EXIT_OK
     safe = terminal_safe
     for note in report.notes:
         print(f"note: {safe(note)}", file=sys.stderr)
@@ -121,7 +121,7 @@ def _import(library, args) -> int:
     print(f"{len(report.unmatched_documents)} document(s) match no record:")
     for source in report.unmatched_documents:
         print(f"  {safe(source)}")
-    return 0
+    return EXIT_OK
 
 
 def _show(library, args) -> int:
@@ -129,7 +129,7 @@ def _show(library, args) -> int:
     if args.json:
         keys = ("source", "title", "authors", "year", "doi", "arxiv_id", "venue", "origin")
         print(json.dumps([{k: d.get(k) for k in keys} for d in docs], ensure_ascii=False, indent=1))
-        return 0
+        return EXIT_OK
     for doc in docs:
         origin = doc.get("origin") or {}
         print(terminal_safe(doc["source"]))
@@ -139,4 +139,4 @@ def _show(library, args) -> int:
                 continue
             shown = "; ".join(value) if isinstance(value, list) else str(value)
             print(f"  {key:9s} {terminal_safe(shown, one_line=True)[:200]}  [{origin.get(key, 'pdf')}]")
-    return 0
+    return EXIT_OK

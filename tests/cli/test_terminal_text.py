@@ -12,7 +12,8 @@ import json
 
 import pytest
 
-from rag_core.cli import _print_rows, main
+from rag_core.cli import main
+from rag_core.cli.search import print_rows
 
 CLEAR = "\x1b[2J"
 TITLE = "\x1b]0;pwned\x07"
@@ -87,7 +88,7 @@ def test_print_rows_sanitises_passage_text_and_labels(capsys):
     row = {"rank": 1, "score": 0.5, "score_type": "cosine", "cosine": 0.5, "source": f"a{TITLE}.pdf",
            "page_start": 2, "page_end": 2, "page_label": f"{CLEAR}ii", "found_by": "both",
            "text": f"before{CLEAR}after\rover \u202eevil"}
-    _print_rows([row], "tfidf")
+    print_rows([row], "tfidf")
     out = capsys.readouterr().out
     assert_terminal_safe(out)
     assert "\u202e" not in out and "\\u202e" in out

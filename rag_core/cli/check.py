@@ -13,15 +13,15 @@ import json
 import sys
 import textwrap
 
-from rag_core.cli import EXIT_OK, UsageError
+from rag_core.cli.common import EXIT_OK, UsageError, open_library, warm_query_encoder
 
-__all__ = ["CHECK_OUTCOMES", "EXIT_FLAGGED", "check_manuscript"]
+__all__ = ["CHECK_OUTCOMES", "EXIT_FLAGGED", "add_parsers", "cmd_check"]
 
 EXIT_FLAGGED = 3  # --fail-on: a statement has one of the outcomes named
 CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", "not_found", "misattributed")
 
 
-def check_manuscript(args, open_library) -> int:
+def cmd_check(args) -> int:
     """Check a manuscript's quotes and cited claims against a collection: exit 0 whatever the
     verdicts, or EXIT_FLAGGED (3) when ``--fail-on`` names an outcome some statement has."""
     _refuse_special_file(args.file)  # before the seconds of imports below: a FIFO is refused at once
@@ -53,6 +53,7 @@ def check_manuscript(args, open_library) -> int:
     for note in manuscript.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
     library = open_library(args)
+    warm_query_encoder(library, args.collection)
     index = library.load_index(args.collection)
     if index is None:
         raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
@@ -115,7 +116,6 @@ def check_manuscript(args, open_library) -> int:
     return code
 
 
-
 def _refuse_special_file(name: str) -> None:
     """A FIFO, a device or a folder given as the manuscript: the usage error read_manuscript would
     give, said before the citation modules are imported (they take a second or more to load)."""
@@ -163,3 +163,21 @@ def _printable_data(value):
     if isinstance(value, list):
         return [_printable_data(v) for v in value]
     return value
+
+
+def add_parsers(sub, common) -> None:
+    """The sub-command ``check``."""
+    p = sub.add_parser("check", parents=[common],
+                       help="check the quotes and cited claims of a manuscript against a collection")
+    p.add_argument("collection")
+    p.add_argument("file", help="the manuscript: .txt, .md, .tex, .pdf or .docx (- reads text from standard input)")
+    p.add_argument("--top", type=int, default=3, help="close passages kept per statement not found word for word")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one object per statement")
+    p.add_argument("--fail-on", metavar="OUTCOMES",
+                   help="exit 3 when any statement has one of these outcomes (comma-separated: "
+                        "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "
+                        "misattributed), e.g. --fail-on changed,not_found before submission")
+    p.add_argument("--bib", metavar="FILE",
+                   help="a .bib (or CSL-JSON .json, .ris) whose keys resolve \\cite{key} and pandoc's [@key] "
+                        "(default for a .tex: the .bib its \\bibliography{} names beside it)")
+    p.set_defaults(func=cmd_check)

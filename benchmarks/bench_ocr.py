@@ -20,6 +20,11 @@
    extraction pool with the default budgets: a 2,000 x 2,000-inch page, a thousand blank
    scanned pages, and a thousand pages of grey noise under a budget of 0.05 s an OCR page and
    0.01 s a page (the default budgets would let it run for minutes before stopping it).
+6. Faint and broken scans (issue 27 row 21; ``--skip-contrast`` leaves it out): a 12-point line
+   at several grey levels on white and on grey paper (JPEG, as a scanner stores it), paper noise
+   alone, and a page image whose JPEG stream cannot be decoded: the status, whether every word was
+   read, the seconds and the reason. A checkout without ``rag_core.testing.image_stream_pdf``
+   (before this section) builds the same PDFs here.
 """
 
 from __future__ import annotations
@@ -178,6 +183,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--skip-hostile", action="store_true")
+    parser.add_argument("--skip-contrast", action="store_true")
+    parser.add_argument("--only-contrast", action="store_true", help="section 6 alone")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("RAG_CORE_RATES_FILE", os.path.join(tempfile.gettempdir(), "rag-core-bench-ocr-rates.json"))
@@ -189,6 +196,8 @@ def main() -> int:
         return 1
     pdfs = Path(args.pdfs)
     figures: dict = {"engine": info.engine, "cores": os.cpu_count()}
+    if args.only_contrast:
+        return _contrast_section(figures, args)
 
     print(f"{info.engine}, {os.cpu_count()} cores\n\n1. Reading (extract_pdf, OCR auto)")
     figures["reading"] = reading(pdfs)
@@ -246,6 +255,65 @@ def main() -> int:
         for row in figures["hostile"]:
             print(f"  {row['case']}: {row['status']} after {row['seconds']} s, the other file {row['other_file']}; "
                   f"{row['reason']}")
+    if not args.skip_contrast:
+        return _contrast_section(figures, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    return 0
+
+
+CONTRAST_LINES = ["Dense passage retrieval outperforms", "a strong BM25 system."]
+# (case, paper level, ink level, Gaussian paper noise): grey levels of 255
+CONTRAST_CASES = [("black on white", 255, 0, 0), ("grey 150 on white", 255, 150, 0), ("grey 200 on white", 255, 200, 0),
+                  ("grey 230 on white", 255, 230, 0), ("grey 245 on white", 255, 245, 0),
+                  ("110 on grey paper 150", 150, 110, 0), ("150 on noisy paper 220", 220, 150, 4),
+                  ("paper noise alone", 220, None, 4)]
+
+
+def _scan(paper: int, ink: int | None, grain: float) -> tuple:
+    """A 5 x 2 inch, 200 dpi page image of CONTRAST_LINES as a JPEG stream (quality 90)."""
+    from PIL import Image, ImageChops, ImageDraw, ImageFont
+
+    image = Image.new("L", (1000, 400), paper)
+    if ink is not None:
+        font = ImageFont.load_default(size=round(12 * 200 / 72))
+        for n, line in enumerate(CONTRAST_LINES):
+            ImageDraw.Draw(image).text((100, 100 + n * 50), line, fill=ink, font=font)
+    if grain:
+        image = ImageChops.add(image, Image.effect_noise(image.size, grain), offset=-128)
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=90)
+    return 1000, 400, "DCTDecode", 8, buffer.getvalue()
+
+
+def _contrast_section(figures: dict, args) -> int:
+    import importlib
+    import importlib.util
+
+    from rag_core.pdf.extraction import extract_pdf
+    from rag_core.text.folding import normalize_for_matching
+
+    testing = importlib.import_module("rag_core.testing")
+    if not hasattr(testing, "image_stream_pdf"):  # an older checkout: the same PDFs, built by this one's helper
+        spec = importlib.util.spec_from_file_location("bench_testing", REPO / "rag_core" / "testing.py")
+        testing = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(testing)
+    print("\n6. Faint and broken scans (one 12-point line, JPEG at 200 dpi)")
+    rows = []
+    cases = [(name, testing.image_stream_pdf([_scan(paper, ink, grain)])) for name, paper, ink, grain in CONTRAST_CASES]
+    cases.append(("an undecodable JPEG stream", testing.image_stream_pdf([(1000, 400, "DCTDecode", 8,
+                                                                           b"\xff\xd8garbage" * 50)])))
+    for name, data in cases:
+        started = time.perf_counter()
+        result = extract_pdf(data)
+        seconds = time.perf_counter() - started
+        folded = normalize_for_matching(result.text or "")[0]
+        read = all(normalize_for_matching(line)[0] in folded for line in CONTRAST_LINES)
+        rows.append({"case": name, "status": result.status, "read": read, "seconds": round(seconds, 2),
+                     "reason": result.reason})
+        print(f"  {name}: {result.status}, every word read: {'yes' if read else 'no'}, {seconds:.2f} s; "
+              f"{result.reason}")
+    figures["contrast"] = rows
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1), encoding="utf-8")
     return 0

@@ -92,10 +92,13 @@ def upload_section(lib, name: str) -> None:
              "Scanned pages are read by OCR after the other files are searchable (Settings: OCR). "
              "A file that cannot be read is skipped with the reason; the others are still added.",
     )
-    add = st.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
+    # the bar beside the button that starts it: in view wherever the button is (a long file list above)
+    button_col, bar_col = st.columns([1, 4], vertical_alignment="top")
+    add = button_col.button("Add to collection", type="primary", disabled=not files, key="add_pdfs")
     if add and files:
-        bar = st.progress(0.0, text="Starting…")
-        current = st.empty()  # the file being read, as literal text (progress text reads markdown)
+        with bar_col.container(key="upload_progress"):
+            bar = st.progress(0.0, text="Starting…")
+            current = st.empty()  # the file being read, as literal text (progress text reads markdown)
         started = time.perf_counter()
         committed = []  # the files with a text layer are committed before the scans are read
 
@@ -191,10 +194,13 @@ def show_report(report: dict) -> None:
         "pages": f["pages"] or None,
         "passages": f["chunks"] or None,
         "details": f["reason"],
-        "seconds": round(f["seconds"], 1),
+        "seconds": round(f["seconds"], 1) if f.get("seconds") else None,
     } for f in files])
-    st.dataframe(table, hide_index=True, width="stretch", key="ingest_report", placeholder="",
-                 column_config={"details": st.column_config.TextColumn(width="large")})
+    st.dataframe(table, hide_index=True, width="stretch", key="ingest_report", placeholder="–",
+                 column_config={"details": st.column_config.TextColumn(width="large"),
+                                "seconds": st.column_config.NumberColumn(
+                                    format="%.1f", help="Seconds its reader spent on the file (its scanned pages "
+                                                        "by OCR included); the commit of the batch is shared")})
 
 
 # ---------------------------------------------------------------- documents, removal with undo

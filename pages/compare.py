@@ -18,6 +18,7 @@ from pages.common.address import (
     read_address,
     write_address,
 )
+from pages.common.cards import card_list
 from pages.common.layout import PAGES, link, note, passage_box, run_page, show_error, text_line
 from pages.common.state import (
     document_titles,
@@ -33,6 +34,7 @@ from pages.common.state import (
 from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
 from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
 from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
+from rag_core.lab.statistics import list_change
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.passages import (
     from_boundary,
@@ -41,13 +43,14 @@ from rag_core.output.passages import (
     overlap_marks,
     overlap_text,
     passage_spans,
+    query_sentence,
     title_chip,
-    verify_statement,
 )
-from rag_core.output.render import page_label
-from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
+from rag_core.output.render import counted, page_label
+from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement, stage_view
+from rag_core.retrieval.fusion import score_scale
 from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
-from rag_core.retrieval.search_spec import SearchSpec
+from rag_core.retrieval.search_spec import FIELD_LABELS, SearchSpec
 
 MEMO_KEY = "cmp_memo"  # searches of this tab by question and settings: asked again, shown at once
 MEMO_SIZE = 8
@@ -61,11 +64,19 @@ EXACT_MODES = {
     "regex": "regular expression (RE2)",
 }
 EXACT_SHORT = {"normalized": "folded", "literal": "literal", "regex": "regular expression"}
-SCORE_WORDS = {
-    "rerank": "Score: the cross-encoder's relevance score.",
-    "fused": "Score: BM25 + embedding scores, min-max normalised.",
-    "rrf": "Score: reciprocal rank fusion of the first-stage lists.",
-}
+VIEW_KEY = "cmp_view"
+VIEWS = {"side": "Side by side", "stacked": "Stacked, every column", "baseline": "Against a baseline"}
+VIEW_HELP = ("Side by side: the lists as cards, each passage wrapped whole, where the other lists put it in small "
+             "type below. Stacked: each list full width as a table with every column (sortable). Against a "
+             "baseline: the hybrid list under fixed settings (pinned, or the package default) beside the hybrid "
+             "list now, with each passage's move, overlap and rank-biased overlap.")
+BASELINE_KEY = "cmp_baseline"  # collection -> {"config": the pinned search's settings, "label": ...}
+BASELINE_MEMO_KEY = "cmp_baseline_memo"
+OPEN_ROW_KEY = "cmp_open_row"  # (list, position) of a card clicked
+TURN_KEY = "cmp_dialog_page"  # the page the passage dialog shows when reading on (None: the passage's own)
+CARD_CHARS = 380  # a card's passage (five lines of about 60-80 characters)
+CARDS_HEIGHT = 700  # px: a list of cards scrolls inside this height
+TOP_MOVERS = 5  # passages named on the slope chart
 MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 UNJUDGED_KEY = "cmp_only_unjudged"
 SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
@@ -88,6 +99,8 @@ COLUMNS = {
     "score": NUM(format="%.3f", width=60, help="The list's own ordering score (see above the list)"),
     "cosine": NUM(format="%.3f", width=58, help="TF-IDF cosine of the passage to the question (the TF-IDF "
                                                 "list's score)"),
+    "score = cosine": NUM(format="%.3f", width=104, help="The TF-IDF list's score is the TF-IDF cosine of the "
+                                                         "passage to the question"),
     "passage": TEXT(width=300, help="First author, year and page, then the passage from a word or sentence "
                                     "boundary around the question's words (⟦marked⟧); 'overlaps #n': shares "
                                     "text with row n. Click a row to read it whole."),
@@ -102,7 +115,9 @@ COLUMNS = {
     "in lists": TEXT(width=90, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
 }
 DIALOG_WIDTH = 1500  # px (narrower windows shrink it): the page image gets about half, legible at 1280 px
-PASSAGE_WIDTH = {"tfidf": 300, "hybrid": 300, "exact": 260}  # px; the passage column of each list
+PASSAGE_WIDTH = 640  # px; the passage column of a list drawn full width (stacked)
+GRADE_HELP = COLUMNS["grade"]["help"]
+COSINE_HELP = "TF-IDF cosine of the passage to the question, in every list (compare the lists by it)"
 
 
 def movement_label(row: dict) -> str:
@@ -123,21 +138,79 @@ def previous_label(row: dict) -> str:
     return f"{marker} same" if move else ""
 
 
-def passage_cell(row: dict, docs: dict, query: str, spans: dict, overlaps: dict, chunk_text=None) -> str:
-    """The title chip (first author, year, page; 'overlaps #n'), then the passage from a boundary with
-    the question's words (or the exact match, in its context) marked. Plain text: a cell reads no markdown."""
+def passage_parts(row: dict, docs: dict, query: str, overlaps: dict, chunk_text=None,
+                  chars: int | None = None) -> tuple[str, str]:
+    """The title chip (first author, year, page; 'overlaps #n') and the passage from a boundary with
+    the question's words (or the exact match, in its context) marked. Plain text: neither reads markdown."""
     chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
     if overlaps.get(row["rank"]):
         chip += " · " + overlap_text(overlaps[row["rank"]])
+    size = {} if chars is None else {"chars": chars}
     if row.get("score_type") == "exact":  # the match itself, in its context
         text = chunk_text(row["chunk_index"]) if chunk_text is not None else None
         if text is not None and 0 <= row["start"] < row["end"] <= len(text):
-            shown = list_passage(text, match=(row["start"], row["end"]))
+            shown = list_passage(text, match=(row["start"], row["end"]), **size)
         else:
-            shown = list_passage(row.get("snippet") or "", row.get("match") or query, mid_document=False)
+            shown = list_passage(row.get("snippet") or "", row.get("match") or query, mid_document=False, **size)
     else:
-        shown = list_passage(row.get("text") or "", query, mid_document=row.get("doc_chunk") != 0)
+        shown = list_passage(row.get("text") or "", query, mid_document=row.get("doc_chunk") != 0, **size)
+    return chip, shown
+
+
+def passage_cell(row: dict, docs: dict, query: str, spans: dict, overlaps: dict, chunk_text=None) -> str:
+    chip, shown = passage_parts(row, docs, query, overlaps, chunk_text)
     return f"{chip} — {shown}"
+
+
+MOVE_KINDS = {"up": "up", "down": "down", "new": "new", "same": "same"}
+
+
+def list_cards(kind: str, rows: list[dict], docs: dict, query: str, grades: dict | None = None, *,
+               with_previous: bool = False, spans: dict | None = None, chunk_text=None,
+               score_help: str = "") -> list[dict]:
+    """The cards of one list: rank, grade, score and cosine first, the passage, then where the other
+    lists (and the hybrid list's stages) put it."""
+    overlaps = overlap_marks(rows, spans or {}) if kind != "exact" else {}
+    cards = []
+    for r in rows:
+        figures = []
+        if grades is not None:
+            figures.append(("grade", lab_ui.grade_text(grades.get(r["chunk_index"])), GRADE_HELP))
+        if kind == "tfidf":
+            figures.append(("score = cosine", f"{r['cosine']:.3f}", COLUMNS["score = cosine"]["help"]))
+        elif kind == "hybrid":
+            figures += [("score", f"{r['score']:.3f}", score_help), ("cosine", f"{r['cosine']:.3f}", COSINE_HELP)]
+        else:
+            figures += [("score", "exact match", "Exact search has no ranking score: a place is a match. The "
+                                                 "list is ordered by the passage's TF-IDF cosine."),
+                        ("cosine", f"{r['cosine']:.3f}", COSINE_HELP)]
+        chip, text = passage_parts(r, docs, query, overlaps, chunk_text, chars=CARD_CHARS)
+        card = {"rank": r["rank"], "figures": figures, "chip": chip, "text": text, "details": []}
+        if kind == "tfidf":
+            there = r.get("hybrid_list_rank")
+            card.update(move=f"→ hybrid #{there}" if there else "✕ not in hybrid", move_kind="same" if there else "out",
+                        move_help=COLUMNS["→ hybrid"]["help"])
+            if r.get("exact_list_rank"):
+                card["details"].append(f"exact #{r['exact_list_rank']}")
+        elif kind == "hybrid":
+            versus_tfidf = "vs TF-IDF " + movement_label(r)
+            if with_previous and r.get("movement_vs_previous"):
+                card.update(move=previous_label(r) + " vs before", move_kind=MOVE_KINDS[r["movement_vs_previous"]],
+                            move_help=COLUMNS["vs before"]["help"])
+                card["details"].append(versus_tfidf)
+            else:
+                card.update(move=versus_tfidf, move_kind=MOVE_KINDS.get(r.get("movement"), "same"),
+                            move_help=COLUMNS["vs TF-IDF"]["help"])
+            if r.get("dense_cosine") is not None:
+                card["details"].append(f"dense {r['dense_cosine']:.3f}")
+            stages = first_stage_text(r)
+            if stages:
+                card["details"].append(f"first stage: {stages.replace(' · ', ', ')}")
+        else:
+            card["details"].append(f"TF-IDF #{r.get('tfidf_list_rank') or '–'} · "
+                                   f"hybrid #{r.get('hybrid_list_rank') or '–'}")
+        cards.append(card)
+    return cards
 
 
 def first_stage_cell(row: dict) -> str:
@@ -154,9 +227,11 @@ def list_frame(kind: str, rows: list[dict], docs: dict, query: str, grades: dict
         if grades is not None:
             item["grade"] = lab_ui.grade_text(grades.get(r["chunk_index"]))
         if kind == "tfidf":
-            item["cosine"] = r["cosine"]
+            item["score = cosine"] = r["cosine"]
         elif kind == "hybrid":
             item.update({"score": r["score"], "cosine": r["cosine"]})
+        else:
+            item["cosine"] = r["cosine"]
         item["passage"] = passage_cell(r, docs, query, spans or {}, overlaps, chunk_text)
         if kind == "tfidf":
             item["→ hybrid"] = f"→ {r['hybrid_list_rank']}" if r.get("hybrid_list_rank") else "✕"
@@ -299,7 +374,7 @@ def lab_lists(stored: dict, index) -> None:
 
 
 SLIM_KEYS = ("rank", "chunk_index", "source", "doc_id", "page_start", "page_end", "page_label", "score",
-             "first_stage_ranks", "pre_mmr_rank", "found_by")
+             "first_stage_ranks", "pre_mmr_rank", "pre_rerank_rank", "reranker", "found_by")
 
 
 def _slim(rows: list[dict]) -> list[dict]:
@@ -336,14 +411,21 @@ def list_notes(kind: str, result: dict) -> None:
                          "hybrid list.")
 
 
-def list_caption(kind: str, result: dict, settings: dict) -> str:
+def hybrid_score_words(rows: list[dict], config: dict) -> str:
+    """What the hybrid list's score means and its range (the fused score runs from 0 to 2)."""
+    if not rows:
+        return ""
+    spec = SearchSpec.from_dict(config, strict=False)
+    return score_scale(rows[0]["score_type"], fusion=spec.fusion, weights=spec.weights(), rrf_k=int(spec.rrf_k))
+
+
+def list_caption(kind: str, result: dict, settings: dict, config: dict) -> str:
     if kind == "tfidf":
         return "Lexical: TF-IDF cosine of words and word pairs (score = cosine)."
     if kind == "hybrid":
         rows = result["hybrid"]
         how = "reordered by the cross-encoder" if result["reranker_kind"] == "cross_encoder" else "fused"
-        words = SCORE_WORDS.get(rows[0]["score_type"], "") if rows else ""
-        return f"Pool of TF-IDF, BM25 and embeddings, {how}. {words}"
+        return f"Pool of TF-IDF, BM25 and embeddings, {how}. {hybrid_score_words(rows, config)}"
     what = "the exact phrase" if settings.get("exact_phrase") else "the question"
     total, documents = result.get("exact_total", 0), result.get("exact_documents", 0)
     if not total:
@@ -373,10 +455,17 @@ def documents_by_key(lib, name: str) -> dict[str, dict]:
     return docs
 
 
+def view_switch() -> str:
+    """How the lists are laid out (kept for the tab): side by side, stacked, or against a baseline."""
+    st.session_state.setdefault(VIEW_KEY, "side")
+    return st.segmented_control("Show the lists", list(VIEWS), format_func=VIEWS.get, key=VIEW_KEY, required=True,
+                                help=VIEW_HELP, label_visibility="collapsed") or "side"
+
+
 @st.fragment
 def show_results(name: str, address: str) -> None:
-    """The three lists, the passage picker and the relevance lab for this question: a fragment, so
-    judging a passage, opening one or switching the lab's tabs re-runs this part of the page only."""
+    """The lists, the passage picker and the relevance lab for this question: a fragment, so judging
+    a passage, opening one, switching the view or the lab's tabs re-runs this part of the page only."""
     lib = library()
     stored = st.session_state.get(RESULT_KEY)
     if not stored or stored["request"]["collection"] != name:
@@ -391,9 +480,11 @@ def show_results(name: str, address: str) -> None:
         return
     stale = lib.version(name) != settings["collection_version"]
     titles = document_titles(lib, name)
-    head, share = st.columns([6, 1], vertical_alignment="center")
+    head, switch, share = st.columns([4.2, 2.6, 1], vertical_alignment="center")
     with head:
         text_line(f"Results for “{result['query']}” in {name}", heading=True)
+    with switch:
+        view = view_switch()
     with share.popover("Copy link", icon=":material/link:", width="stretch"):
         text_line("This address opens the same comparison (collection, question, documents, top-k and every "
                   "hybrid setting). Copy it with the button at its right:", muted=True)
@@ -407,48 +498,19 @@ def show_results(name: str, address: str) -> None:
     grades = {}
     if index is not None:
         _, _, grades = lab_ui.judgments_and_grades(lib, name, index, result["query"], passages(name))
-
-    def picked(kind: str, key: str):
-        def callback():
-            rows = st.session_state[key].selection.rows
-            if rows:
-                st.session_state[PICK_KEY] = option_label(kind, result[kind][rows[0]])
-                st.session_state[OPEN_KEY] = True
-        return callback
-
-    with_previous = stored.get("previous") is not None
     docs = documents_by_key(lib, name)
     shown_rows = [r for kind in ("tfidf", "hybrid", "exact") for r in result[kind]]
     spans = {} if index is None else passage_spans(index.chunks, shown_rows)
     chunk_text = None if index is None else (lambda i: index.chunks[i]["text"] if 0 <= i < len(index.chunks) else None)
-    kinds = ("tfidf", "hybrid", "exact")
-    if not result["exact"] and not result.get("exact_error"):  # nothing found: one line, the width to the others
-        exact_line(result, settings)
-        kinds = ("tfidf", "hybrid")
-    widths = [1, 1.6, 0.95][: len(kinds)]
-    for col, kind in zip(st.columns(widths, gap="small"), kinds, strict=True):
-        with col:
-            ms = result.get("timings_ms", {}).get(kind)
-            st.subheader(LIST_TITLES[kind] + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
-            st.caption(list_caption(kind, result, settings))
-            list_notes(kind, result)
-            rows = result[kind]
-            if not rows:
-                continue
-            if kind == "hybrid":
-                text_line(ordered_by(rows, result.get("reranker_kind")), muted=True)
-            key = f"table_{kind}_{stored['run']}"
-            frame = list_frame(kind, rows, docs, result["query"], grades, with_previous and kind == "hybrid",
-                               spans, chunk_text)
-            config = {**COLUMNS, "passage": st.column_config.TextColumn(
-                width=PASSAGE_WIDTH[kind], help=COLUMNS["passage"]["help"])}
-            st.dataframe(frame, hide_index=True, width="stretch", column_config=config, key=key,
-                         on_select=picked(kind, key), selection_mode="single-row", row_height=ROW_HEIGHT,
-                         placeholder="", height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
-            if kind == "hybrid" and with_previous:
-                moved_note(stored, titles)
+    context = {"docs": docs, "grades": grades, "spans": spans, "chunk_text": chunk_text, "titles": titles}
+    lists = {kind: result[kind] for kind in ("tfidf", "hybrid", "exact")}
+    if view == "baseline":
+        lists.update(baseline_view(lib, name, stored, index, context))
+    else:
+        result_lists(stored, view, context)
 
-    options = {option_label(k, r): (k, i) for k in ("tfidf", "hybrid", "exact") for i, r in enumerate(result[k])}
+    options = {option_label(k, r): (k, i) for k, rows in lists.items() if k in LIST_TITLES
+               for i, r in enumerate(rows)}
     if not options:
         return
     pick_col, open_col, csv_col, json_col = st.columns([4, 1, 1.2, 1.2], vertical_alignment="bottom")
@@ -456,6 +518,7 @@ def show_results(name: str, address: str) -> None:
         st.session_state[PICK_KEY] = next(iter(options))
     pick_col.selectbox("Passage (or click a row in a list)", list(options), key=PICK_KEY)
     if open_col.button("Open passage", key="cmp_open", icon=":material/article:", width="stretch"):
+        st.session_state[OPEN_ROW_KEY] = options[st.session_state[PICK_KEY]]
         st.session_state[OPEN_KEY] = True
     csv_col.download_button("Download CSV", comparison_csv(result, settings, titles),
                             file_name="comparison.csv", mime="text/csv", icon=":material/download:",
@@ -464,24 +527,222 @@ def show_results(name: str, address: str) -> None:
                              file_name="comparison.json", mime="application/json", icon=":material/download:",
                              key="cmp_json", width="stretch")
     if st.session_state.pop(OPEN_KEY, False):
-        kind, i = options[st.session_state[PICK_KEY]]
-        passage_dialog(lib, name, result, kind, i, stale, titles, grades)
+        kind, i = st.session_state.get(OPEN_ROW_KEY) or options[st.session_state[PICK_KEY]]
+        rows = lists.get(kind) or []
+        if 0 <= i < len(rows):
+            st.session_state[TURN_KEY] = None  # a passage opens on its own page
+            passage_dialog(lib, name, rows[i], LIST_NAMES.get(kind, kind), result["query"], stale, titles, grades)
     if index is not None:
         lab_panel(lib, name, index, stored, titles, grades)
+
+
+LIST_NAMES = {**LIST_TITLES, "baseline": "Baseline", "before": "Before the last stage", "after": "After it"}
+
+
+def open_card(kind: str, key: str | None = None):
+    """A card's (or a table row's) click: remember which, and open the passage dialog on the run it causes."""
+    def opened(i: int) -> None:
+        st.session_state[OPEN_ROW_KEY] = (kind, i)
+        st.session_state[OPEN_KEY] = True
+    return opened
+
+
+def table_picked(kind: str, key: str):
+    def callback():
+        rows = st.session_state[key].selection.rows
+        if rows:
+            open_card(kind)(rows[0])
+    return callback
+
+
+def list_heading(kind: str, result: dict, settings: dict, config: dict) -> None:
+    ms = result.get("timings_ms", {}).get(kind)
+    st.subheader(LIST_TITLES[kind] + (f" · {ms:,.0f} ms" if ms is not None else ""), anchor=False)
+    st.caption(list_caption(kind, result, settings, config))
+    list_notes(kind, result)
+    if kind == "hybrid" and result["hybrid"]:
+        text_line(ordered_by(result["hybrid"], result.get("reranker_kind")), muted=True)
+
+
+def result_lists(stored: dict, view: str, context: dict) -> None:
+    """The three lists: side by side as cards, or one under another as tables with every column."""
+    settings, result, config = stored["settings"], stored["comparison"], stored["config"]
+    with_previous = stored.get("previous") is not None
+    kinds = ("tfidf", "hybrid", "exact")
+    if not result["exact"] and not result.get("exact_error"):  # nothing found: one line, the width to the others
+        exact_line(result, settings)
+        kinds = ("tfidf", "hybrid")
+    query = result["query"]
+    if view == "stacked":
+        for kind in kinds:
+            with st.container(key=f"list_{kind}"):
+                list_heading(kind, result, settings, config)
+                rows = result[kind]
+                if not rows:
+                    continue
+                key = f"table_{kind}_{stored['run']}"
+                frame = list_frame(kind, rows, context["docs"], query, context["grades"],
+                                   with_previous and kind == "hybrid", context["spans"], context["chunk_text"])
+                column_config = {**COLUMNS, "passage": st.column_config.TextColumn(
+                    width=PASSAGE_WIDTH, help=COLUMNS["passage"]["help"])}
+                st.dataframe(frame, hide_index=True, width="stretch", column_config=column_config, key=key,
+                             on_select=table_picked(kind, key), selection_mode="single-row", row_height=ROW_HEIGHT,
+                             placeholder="", height=min(40 + ROW_HEIGHT * len(rows), 40 + ROW_HEIGHT * 6))
+                if kind == "hybrid" and with_previous:
+                    moved_note(stored, context["titles"])
+        return
+    # the headings in one row, the cards in the next: every list's cards start at the same height
+    for col, kind in zip(st.columns(len(kinds), gap="xsmall"), kinds, strict=True):
+        with col:
+            list_heading(kind, result, settings, config)
+    for col, kind in zip(st.columns(len(kinds), gap="xsmall"), kinds, strict=True):
+        with col:
+            rows = result[kind]
+            if not rows:
+                continue
+            cards = list_cards(kind, rows, context["docs"], query, context["grades"],
+                               with_previous=with_previous and kind == "hybrid", spans=context["spans"],
+                               chunk_text=context["chunk_text"], score_help=hybrid_score_words(rows, config))
+            card_list(cards, kind=kind, label=f"{LIST_TITLES[kind]} list", key=f"table_{kind}_{stored['run']}",
+                      max_height=CARDS_HEIGHT, on_open=open_card(kind))
+            if kind == "hybrid" and with_previous:
+                moved_note(stored, context["titles"])
+
+
+# ---------------------------------------------------------------- against a baseline
+
+
+def package_default() -> SearchSpec:
+    return lab_ui.package_default(preferences().cross_encoder_model)
+
+
+def baseline_of(name: str) -> dict:
+    """The pinned baseline of ``name`` (settings and a label), else the package default."""
+    pinned = st.session_state.get(BASELINE_KEY, {}).get(name)
+    if pinned:
+        return pinned
+    return {"config": package_default().to_dict(), "label": "the package default"}
+
+
+def baseline_rows(index, stored: dict, spec: SearchSpec) -> list[dict]:
+    """The hybrid list for the stored question under ``spec`` (kept for the tab, by question, settings
+    and collection state)."""
+    request = stored["request"]
+    key = json.dumps([request, spec.to_dict(), library().index_token(request["collection"])], sort_keys=True,
+                     default=str)
+    memo = st.session_state.setdefault(BASELINE_MEMO_KEY, {})
+    if key not in memo:
+        sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
+        memo[key] = run_method(method_for_spec(spec), stored["comparison"]["query"], index, spec,
+                               top=request["top"], sources=sources)
+        while len(memo) > MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+    return memo[key]
+
+
+def settings_changes(before: SearchSpec, after: SearchSpec) -> list[str]:
+    """ "Dense weight α 0.5 → 0.8" for each knob that differs."""
+    words = lab_ui.RERANKER_WORDS
+    out = []
+    for knob in lab_ui.KNOBS:
+        a, b = getattr(before, knob), getattr(after, knob)
+        if a != b:
+            a, b = (words.get(a, a), words.get(b, b)) if knob == "reranker" else (a, b)
+            out.append(f"{FIELD_LABELS.get(knob, knob)} {a:g} → {b:g}" if isinstance(a, float) and isinstance(b, float)
+                       else f"{FIELD_LABELS.get(knob, knob)} {a} → {b}")
+    return out
+
+
+def baseline_view(lib, name: str, stored: dict, index, context: dict) -> dict[str, list[dict]]:
+    """The demo: the hybrid list under the baseline's settings beside the hybrid list now, each row's
+    move against the baseline, and how much the two agree. Returns the baseline's rows (to open)."""
+    result, config = stored["comparison"], stored["config"]
+    base = baseline_of(name)
+    spec_b, spec_now = SearchSpec.from_dict(base["config"], strict=False), SearchSpec.from_dict(config, strict=False)
+
+    def pin() -> None:
+        st.session_state.setdefault(BASELINE_KEY, {})[name] = {
+            "config": dict(config), "label": f"pinned at {time.strftime('%H:%M:%S')}"}
+
+    def unpin() -> None:
+        st.session_state.get(BASELINE_KEY, {}).pop(name, None)
+
+    with st.container(border=True, key="baseline_bar"):
+        line, pin_col, reset_col = st.columns([4, 1.4, 1.4], vertical_alignment="center")
+        with line:
+            text_line("Baseline:", f"{base['label']} — {spec_b.describe()}, reranker "
+                      f"{lab_ui.RERANKER_WORDS.get(spec_b.reranker, spec_b.reranker)}", bold_first=True, sep=" ")
+            changes = settings_changes(spec_b, spec_now)
+            text_line("Now:", "; ".join(changes) if changes else "the same settings as the baseline (change a "
+                      "hybrid setting above: every list after it is shown against this baseline)",
+                      bold_first=True, muted=True, sep=" ")
+        pin_col.button("Pin these settings", key="baseline_pin", on_click=pin, icon=":material/push_pin:",
+                       width="stretch", help="Make the settings of the list now the baseline: every later list "
+                                             "is shown against it")
+        reset_col.button("Unpin the baseline", key="baseline_reset", on_click=unpin, icon=":material/restart_alt:",
+                         width="stretch", disabled=name not in st.session_state.get(BASELINE_KEY, {}),
+                         help="The baseline back to the package's default settings")
+    if index is None:
+        st.caption("The collection changed: press Compare again to see the lists against the baseline.")
+        return {}
+    before = baseline_rows(index, stored, spec_b)
+    now = result["hybrid"]
+    change = list_change([r["chunk_index"] for r in before], [r["chunk_index"] for r in now],
+                         k=stored["request"]["top"])
+    with st.container(key="baseline_summary"):
+        text_line("Against the baseline:", change.summary(), bold_first=True, sep=" ")
+    st.caption(f"{METRIC_HELP['overlap@10']} {METRIC_HELP['rbo']}")
+    moves = change.moves
+    left, right = st.columns(2, gap="small")
+    query, docs, grades = result["query"], context["docs"], context["grades"]
+    with left:
+        st.subheader("Baseline · hybrid", anchor=False)
+        st.caption(hybrid_score_words(before, base["config"]))
+        cards = list_cards("hybrid", before, docs, query, grades, chunk_text=context["chunk_text"],
+                           score_help=hybrid_score_words(before, base["config"]))
+        place = {r["chunk_index"]: r["rank"] for r in now}
+        for card, row in zip(cards, before, strict=True):
+            there = place.get(row["chunk_index"])
+            card.update(move=f"→ now #{there}" if there else "✕ out of the list now",
+                        move_kind="same" if there else "out", move_help="Its rank in the list now")
+        card_list(cards, kind="baseline", label="Baseline list", key=f"table_baseline_{stored['run']}",
+                  max_height=CARDS_HEIGHT, on_open=open_card("baseline"))
+    with right:
+        st.subheader("Now · hybrid", anchor=False)
+        st.caption(hybrid_score_words(now, config))
+        cards = list_cards("hybrid", now, docs, query, grades, spans=context["spans"],
+                           chunk_text=context["chunk_text"], score_help=hybrid_score_words(now, config))
+        for card, row in zip(cards, now, strict=True):
+            was, _ = moves[row["chunk_index"]]
+            move = "new" if was is None else ("up" if row["rank"] < was else "down" if row["rank"] > was else "same")
+            shown = {"new": "★ new", "same": "= same"}.get(move, f"{MOVE_MARKERS[move]} {was}→{row['rank']}")
+            card["details"].insert(0, card.pop("move"))
+            card.update(move=shown + " vs baseline", move_kind=move,
+                        move_help="Its move against the baseline list (baseline rank → rank now); ★ new: not in "
+                                  "the baseline list")
+        card_list(cards, kind="now", label="List now", key=f"table_hybrid_{stored['run']}",
+                  max_height=CARDS_HEIGHT, on_open=open_card("hybrid"))
+    if change.dropped:
+        titles, by_chunk = context["titles"], {r["chunk_index"]: r for r in before}
+        text_line("Fell out against the baseline:", "; ".join(
+            f"#{rank} {title_of(by_chunk[i], titles)}, {page_label(by_chunk[i])}" for i, rank in change.dropped),
+            bold_first=True, muted=True, sep=" ")
+    return {"baseline": before}
 
 
 def moved_note(stored: dict, titles: dict) -> None:
     """Under the hybrid list after a settings change: what changed and what fell out."""
     before = SearchSpec.from_dict(stored["previous"]["config"], strict=False)
     now = SearchSpec.from_dict(stored["config"], strict=False)
-    changed = [f"{k.replace('_', ' ')} {getattr(before, k)} → {getattr(now, k)}" for k in lab_ui.KNOBS
-               if getattr(before, k) != getattr(now, k)]
-    text_line("Compared with the settings before:", "; ".join(changed) or "same settings",
+    changed = settings_changes(before, now)
+    text_line("Compared with the last change:", "; ".join(changed) or "same settings",
               bold_first=True, muted=True, sep=" ")
     dropped = stored.get("dropped") or []
     if dropped:
         text_line("Fell out of this list:", "; ".join(f"#{r['rank']} {title_of(r, titles)}, {page_label(r)}"
                                                       for r in dropped), bold_first=True, muted=True, sep=" ")
+    text_line("To see every change against fixed settings, show the lists against a baseline (above the lists).",
+              muted=True)
 
 
 # ---------------------------------------------------------------- the relevance lab for this question
@@ -547,7 +808,7 @@ def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -
             judge_section(lib, name, index, stored, titles, grades)
     if slope_tab.open:
         with slope_tab:
-            slope_section(stored, titles, grades)
+            slope_section(stored, titles, grades, index, documents_by_key(lib, name))
     if overlap_tab.open:
         with overlap_tab:
             overlap_section(stored)
@@ -625,27 +886,78 @@ def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, p
 
         buttons = st.container(horizontal=True, gap="small")
         for g in GRADES:
-            buttons.button(GRADE_SHORT[g], key=f"fast_{g}", on_click=grade_it, args=(g,), shortcut=str(g),
-                           type="primary" if g == 3 else "secondary")
+            buttons.button(GRADE_SHORT[g], key=f"fast_{g}", on_click=grade_it, args=(g,), shortcut=str(g))
         buttons.button("Skip", key="fast_skip", on_click=skip_it, shortcut="S")
         st.caption("Keys: 0 not relevant · 1 related · 2 relevant · 3 exactly what was asked · S skip "
                    "(when the cursor is not in a text box).")
 
 
-def slope_section(stored: dict, titles: dict, grades: dict) -> None:
+STAGE_INTROS = {
+    "rerank": "{name} re-read the pool of {pool} candidates: on the left the fused order it was handed, on the "
+              "right its order.",
+    "mmr": "MMR reordered the fused pool of {pool} candidates for variety: on the left the fused order, on the "
+           "right the order after MMR.",
+    "fusion": "No re-reading stage ran (reranker: none): the list is the fused order of the first-stage lists. On "
+              "the left each passage's best rank in a first-stage list (TF-IDF, BM25 or dense), on the right its "
+              "rank after fusing the pool of {pool} candidates.",
+}
+
+
+def stage_cards(rows: list[dict], index, docs: dict, query: str, grades: dict, *, side: str, top: int) -> list[dict]:
+    """Cards of the list before or after the last stage (``side``), each with its move."""
+    cards = []
+    for row in rows[:top]:
+        chunk = index.chunks[row["chunk_index"]]
+        rank = row[side]
+        chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
+        other = row["after" if side == "before" else "before"]
+        if side == "before":
+            move, kind = (f"→ #{other}", "same") if other <= top else ("✕ out after the stage", "out")
+        else:
+            kind = row["movement"]
+            move = "= same" if kind == "same" else f"{MOVE_MARKERS[kind]} {other}→{rank}"
+        figures = [("grade", lab_ui.grade_text(grades.get(row["chunk_index"])), GRADE_HELP)]
+        if side == "after" and row.get("score") is not None:
+            figures.append(("score", f"{row['score']:.3f}", ""))
+        cards.append({"rank": rank, "figures": figures, "move": move, "move_kind": kind, "chip": chip,
+                      "text": list_passage(chunk["text"], query, chars=CARD_CHARS,
+                                           mid_document=chunk.get("doc_chunk") != 0), "details": []})
+    return cards
+
+
+def slope_section(stored: dict, titles: dict, grades: dict, index=None, docs: dict | None = None) -> None:
+    """What the last ordering stage did: the labelled slope chart and the list before and after it."""
     rows = stored.get("pool_rows") or []
     top = stored["request"]["top"]
-    if not rows or not any(r.get("first_stage_ranks") for r in rows):
-        st.caption("The hybrid list has no first-stage ranks to draw.")
+    if not rows:
+        st.caption("The hybrid list is empty: nothing to draw.")
         return
-    labels = {r["chunk_index"]: f"{title_of(r, titles)}, {page_label(r)}" for r in rows}
-    frame = lab_ui.slope_frame(rows, grades, top, labels)
-    how = {"hybrid_ce": "the cross-encoder re-read", "hybrid_mmr": "fusion and then MMR reordered",
-           "hybrid": "fusion reordered"}[stored["method"]]
-    st.caption(f"Each line is a passage: on the left its best rank in the first-stage lists (TF-IDF, BM25, dense), "
-               f"on the right its rank after {how} the pool of {len(rows)} candidates. Lines ending at "
-               f"{top + 1} fell out of the top {top}; colours are your grades.")
-    st.altair_chart(lab_ui.slope_chart(frame, top), width="stretch")
+    view = stage_view(rows)
+    docs = docs or {}
+    labels = {r["chunk_index"]: title_chip(docs.get(r.get("doc_id")) or docs.get(r.get("source")), r,
+                                           fallback=r["source"]) for r in view.rows}
+    movers = view.movers(TOP_MOVERS, top=top)
+    name = next((r.get("reranker") for r in rows if r.get("reranker")), "the reranker")
+    st.caption(STAGE_INTROS[view.stage].format(name=name, pool=len(rows)) + f" Lines ending at {top + 1} are "
+               f"outside the top {top}; colours are your grades; the {counted(len(movers), 'passage')} that moved "
+               "most are named.")
+    with st.container(key="top_movers"):
+        text_line("Moved most:", "; ".join(f"{labels[r['chunk_index']]} {r['before']}→{r['after']}" for r in movers)
+                  or "nothing moved", bold_first=True, sep=" ")
+    frame = lab_ui.slope_frame(view, grades, top, labels, named={r["chunk_index"] for r in movers})
+    st.altair_chart(lab_ui.slope_chart(frame, top, view), width="stretch")
+    if index is None:
+        return
+    query = stored["comparison"]["query"]
+    left, right = st.columns(2, gap="small")
+    with left:
+        text_line(f"Before: {view.before_label}", bold_first=True)
+        card_list(stage_cards(view.before(), index, docs, query, grades, side="before", top=top), kind="before",
+                  label="Before the last stage", key=f"stage_before_{stored['run']}", max_height=CARDS_HEIGHT)
+    with right:
+        text_line(f"After: {view.after_label}", bold_first=True)
+        card_list(stage_cards(view.after(), index, docs, query, grades, side="after", top=top), kind="after",
+                  label="After the last stage", key=f"stage_after_{stored['run']}", max_height=CARDS_HEIGHT)
 
 
 def overlap_section(stored: dict) -> None:
@@ -671,22 +983,25 @@ def overlap_section(stored: dict) -> None:
 
 
 @st.dialog("Passage", width=DIALOG_WIDTH)
-def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool, titles: dict,
+def passage_dialog(lib, name: str, row: dict, list_name: str, query: str, stale: bool, titles: dict,
                    grades: dict | None = None) -> None:
-    row = result[kind][i]
+    exact = row.get("score_type") == "exact"
     text, spans = from_boundary(row.get("text") or "", mid_document=row.get("doc_chunk") != 0)[0], None
-    if kind == "exact":
-        index = None if stale else load_index(name)
-        if index is not None and 0 <= row["chunk_index"] < len(index.chunks):
+    index = None if stale else load_index(name)
+    in_index = index is not None and 0 <= row.get("chunk_index", -1) < len(index.chunks)
+    if exact:
+        if in_index:
             text = index.chunks[row["chunk_index"]]["text"]
             spans = [(row["start"], row["end"])]
         else:
             text = row["snippet"]
+    elif not text and in_index:
+        text = from_boundary(index.chunks[row["chunk_index"]]["text"], mid_document=row.get("doc_chunk") != 0)[0]
     title = title_of(row, titles)
-    text_line(f"{LIST_TITLES[kind]} #{row['rank']}", title, page_label(row), bold_first=True)
+    text_line(f"{list_name} #{row['rank']}", title, page_label(row), bold_first=True)
     if title != row["source"]:
         text_line(row["source"], muted=True)
-    if kind != "exact":
+    if not exact:
         facts = [f"{row['score_type']} score {row['score']:.4f}"]
         if row["score_type"] != "cosine":
             facts.append(f"TF-IDF cosine {row['cosine']:.3f}")
@@ -708,27 +1023,27 @@ def passage_dialog(lib, name: str, result: dict, kind: str, i: int, stale: bool,
         for g in GRADES:
             if line.button(GRADE_SHORT[g], key=f"dialog_grade_{g}",
                            type="primary" if current is not None and current.grade == g else "secondary"):
-                judge(lib, name, result["query"], row["chunk_index"], g)
+                judge(lib, name, query, row["chunk_index"], g)
                 st.rerun()
-    statement = verify_statement(text or "", mid_document=row.get("doc_chunk") != 0)
+    statement = query_sentence(text or "", query, spans,  # the matched sentence, not the whole passage
+                               mid_document=row.get("doc_chunk") != 0)
     if statement:
         link(PAGES["verify"], "Check this passage on the Verify page", ":material/fact_check:",
              query_params={"collection": name, "statement": statement, "doc": row["source"]})
     left, right = st.columns([1, 1.15], gap="medium")
     with left:
-        passage_box(text, result["query"], spans)
+        passage_box(text, query, spans)
     with right:  # the page with the passage marked, as Verify shows evidence (scans by their OCR words)
-        index = None if stale else load_index(name)
-        chunk = index.chunks[row["chunk_index"]] if index is not None and 0 <= row.get("chunk_index", -1) < len(
-            index.chunks) and kind != "exact" else None
-        passage_page(lib, name, row, chunk)
+        chunk = index.chunks[row["chunk_index"]] if in_index and not exact else None
+        passage_page(lib, name, row, chunk, turn_key=TURN_KEY)
 
 
 def body() -> None:
     st.title(":material/compare_arrows: Compare searches", anchor=False)
-    st.caption("One question, three ways of finding passages: lexical TF-IDF, hybrid (BM25 + embeddings, "
-               "then a reranker) and exact text. ▲▼ show how hybrid moved a passage against TF-IDF; ★ marks "
-               "passages TF-IDF did not find. Grade passages to see which method wins.")
+    st.caption("One question, three ways of finding passages: lexical TF-IDF, hybrid (BM25 and embeddings, fused "
+               "into one list; a reranker can re-read it, see the hybrid settings) and exact text. ▲▼ show how "
+               "hybrid moved a passage against TF-IDF; ★ marks passages TF-IDF did not find. Grade passages to see "
+               "which method wins.")
     lib = library()
     name = controls(lib)
     if name is None:

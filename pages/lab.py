@@ -19,6 +19,7 @@ from rag_core.lab.optimiser import optimise
 from rag_core.lab.queryset import evaluate_collection
 from rag_core.lab.snapshots import delete_snapshot, diff_snapshots, list_snapshots, load_snapshot, save_snapshot
 from rag_core.lab.transfer import beir_files, beir_zip, import_judgments, judgments_csv
+from rag_core.output.render import counted
 from rag_core.retrieval.search_spec import (
     SearchSpec,
     save_collection_spec,
@@ -200,27 +201,36 @@ def snapshots_tab(lib, name: str, run) -> None:
                   bold_first=True, muted=True, sep=" ")
     else:
         text_line("Same settings in both snapshots.", muted=True)
-    text_line(f"{len(diff.gained)} queries gained, {len(diff.lost)} lost nDCG@10 ({method_label(method)}).",
-              bold_first=True)
+    text_line(f"{counted(len(diff.gained), 'query')} gained nDCG@10, {counted(len(diff.lost), 'query')} lost it "
+              f"({method_label(method)}).", bold_first=True)
+    # the figures first (narrow), the long text last: every rank column in view, the text wraps
     left, right = st.columns([1, 1.3])
     with left:
         st.markdown("**Queries**")
-        frame = pd.DataFrame([{"query": q["query"], "A": q["a"], "B": q["b"], "change": q["change"],
-                               "status": q["status"]} for q in diff.queries])
-        st.dataframe(frame, hide_index=True, key="snap_queries", placeholder="–",
-                     column_config={"A": st.column_config.NumberColumn(format="%.3f"),
-                                    "B": st.column_config.NumberColumn(format="%.3f"),
-                                    "change": st.column_config.NumberColumn(format="%+.3f")})
+        frame = pd.DataFrame([{"A": q["a"], "B": q["b"], "change": q["change"], "status": q["status"],
+                               "query": q["query"]} for q in diff.queries])
+        st.dataframe(frame, hide_index=True, key="snap_queries", placeholder="–", width="stretch",
+                     column_config={"A": st.column_config.NumberColumn(format="%.3f", width=56),
+                                    "B": st.column_config.NumberColumn(format="%.3f", width=56),
+                                    "change": st.column_config.NumberColumn(format="%+.3f", width=64),
+                                    "status": st.column_config.TextColumn(width=70),
+                                    "query": st.column_config.TextColumn(width="large")})
     with right:
         st.markdown("**Passages that moved in the top 10**")
-        moved = pd.DataFrame([{"query": m["query"], "passage": f"{m['title'] or m['source']}, {m['page']}",
+        moved = pd.DataFrame([{"A rank": m["rank_a"], "B rank": m["rank_b"], "move": m["movement"],
                                "grade": "–" if m["grade"] is None else str(m["grade"]),
-                               "A rank": m["rank_a"], "B rank": m["rank_b"], "move": m["movement"]}
+                               "query": m["query"], "passage": f"{m['title'] or m['source']}, {m['page']}"}
                               for m in diff.moved])
         if moved.empty:
             st.caption("No passage moved.")
         else:
-            st.dataframe(moved, hide_index=True, key="snap_moved")
+            st.dataframe(moved, hide_index=True, key="snap_moved", width="stretch", placeholder="–",
+                         column_config={"A rank": st.column_config.NumberColumn(width=56),
+                                        "B rank": st.column_config.NumberColumn(width=56),
+                                        "move": st.column_config.TextColumn(width=56),
+                                        "grade": st.column_config.TextColumn(width=46),
+                                        "query": st.column_config.TextColumn(width="medium"),
+                                        "passage": st.column_config.TextColumn(width="medium")})
     with st.expander("Delete a snapshot"):
         doomed = st.selectbox("Snapshot", list(by_id), format_func=label_of, key="snap_delete_pick")
         if st.button("Delete snapshot", key="snap_delete"):

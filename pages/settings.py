@@ -145,10 +145,11 @@ def body() -> None:
         note(*message)
 
     st.subheader("Models", anchor=False)
-    model_lines("Embedding model (bi-encoder)", prefs.embedding_model)
-    model_lines("Cross-encoder (reranker)", prefs.cross_encoder_model)
-    text_line("Device:", f"{select_device()} (set RAG_CORE_DEVICE to force one)", bold_first=True, sep=" ")
-    reranker_section(prefs)
+    models = st.container(key="models_section")  # filled last: finding the models takes a moment
+    with models:
+        waiting = st.empty()
+        waiting.html('<div class="rc-line rc-muted" data-testid="rc-models-loading">Looking for the models '
+                     "(the embedding model and the cross-encoder)…</div>")
 
     st.subheader("Data folder", anchor=False)
     st.caption("Collections, their PDFs and indexes, and these settings are stored in")
@@ -174,6 +175,14 @@ def body() -> None:
         "- **Exact**: a scan of the passages' text, literal, folded or by RE2 regular expression "
         "(which cannot hang on a pathological pattern)."
     )
+
+    with models:  # the rest of the page is drawn: now look for the models
+        with st.spinner("Looking for the models…"):
+            model_lines("Embedding model (bi-encoder)", prefs.embedding_model)
+            model_lines("Cross-encoder (reranker)", prefs.cross_encoder_model)
+            text_line("Device:", f"{select_device()} (set RAG_CORE_DEVICE to force one)", bold_first=True, sep=" ")
+            reranker_section(prefs)
+        waiting.empty()
 
 
 run_page("settings", body)

@@ -29,33 +29,35 @@ from pages.common.state import (
 from rag_core.check_worker import CheckWorkerError, check_in_worker
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
+    NOT_IN_COLLECTION_MEANING,
     ManuscriptError,
     add_bib_references,
+    check_one_statement,
     manuscript_from_text,
     read_manuscript,
     rows_to_csv,
     rows_to_html,
     rows_to_json,
 )
-from rag_core.citations.report import by_severity
-from rag_core.citations.verdicts import verify_quote
+from rag_core.citations.report import OUTCOME_LABELS, OUTCOMES, by_severity
 from rag_core.citations.view import (
     VERDICT_MEANINGS,
-    VERDICTS,
     cues_html,
     evidence_target,
     folding_text,
     match_spans,
     meaning_lead,
+    outcome_counts,
     pasted_kind,
     place_page,
+    references_summary,
     report_file_stem,
     report_records,
+    report_row_height,
     sentence_window,
     statement_option,
     statement_records,
     statements_from_records,
-    verdict_counts,
     verdict_summary,
     where_text,
     word_diff_html,
@@ -69,6 +71,9 @@ RESULT_KEY = "verify_result"  # the last single check
 MANUSCRIPT_KEY = "verify_manuscript"  # the statements found in the last manuscript read
 REPORT_KEY = "verify_report"  # the last batch check
 PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
+KEPT_KEY = "verify_kept_draft"  # the draft and bibliography read last: (name, bytes) each, or the pasted text
+RECHECK_KEY = "verify_recheck"  # "Re-check with the current records" was pressed
+KEPT_WIDGETS = ("verify_mode", "ms_text")  # widgets whose values outlive a visit to another page
 # /verify?collection=NAME&statement=TEXT&doc=FILE (the collection is pick_collection's)
 ADDRESS_PARAMS = ("statement", "doc")
 ADDRESS_NOTE_KEY = "verify_address_note"
@@ -76,7 +81,6 @@ AUTORUN_KEY = "verify_autorun"  # a link named a statement: check it at once
 CONTEXT = 300
 NOTE_KINDS = {"verbatim": "success", "near_verbatim": "warning", "related": "info", "not_found": "warning"}
 EDITOR_ROW_HEIGHT = 80  # three lines of a statement
-REPORT_ROW_HEIGHT = 80  # three lines of a statement
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
 EDITOR_COLUMNS = {
@@ -94,24 +98,24 @@ EDITOR_COLUMNS = {
 }
 REPORT_COLUMNS = {  # the widths fit all thirteen columns in a window 1,600 pixels wide
     "#": NUM(width=40, help="Order in the manuscript"),
-    "statement": TEXT(width=220),
-    "verdict": TEXT(width=104, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
+    "statement": TEXT(width=210),
+    "verdict": TEXT(width=124, help="verbatim: word for word · near_verbatim: a few words differ · related: close "
                                    "in meaning, not confirmed: read the passage · not_found: neither"),
     "meaning": TEXT(width=72, help="changed: a negation, number, direction or quantifier of the source says "
                                    "otherwise · same: no conflict found · unclear: the rules cannot tell"),
-    "meaning cues": TEXT(width=150, help="What conflicts: the statement's words · the source's words"),
+    "meaning cues": TEXT(width=130, help="What conflicts: the statement's words · the source's words"),
     "document": TEXT(width=140, help="Where the evidence is (short title, else the file name)"),
     "page": NUM(width=50, help="Physical page of the PDF (1 = the first page of the file)"),
     "printed page": TEXT(width=70, help="The page number printed on that page, when the PDF defines one"),
     "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
-    "changed words": TEXT(width=120, help="near_verbatim: the document's words → the statement's"),
+    "changed words": TEXT(width=100, help="near_verbatim: the document's words → the statement's"),
     "cited": TEXT(width=90, help="The statement's citation markers"),
-    "cited \u2192 matched to": TEXT(width=200, help="The document each citation was matched to and why (first "
+    "cited \u2192 matched to": TEXT(width=280, help="The document each citation was matched to and why (first "
                                                "author + year, DOI, key, field code), ambiguous (the candidates) "
                                                "or not in collection"),
-    "misattributed": TEXT(width=110, help="Found, but in a different document than the one cited"),
+    "misattributed": TEXT(width=100, help="Found, but in a different document than the one cited"),
 }
 
 
@@ -156,9 +160,16 @@ def show_evidence(lib, name: str, rows: list[dict], titles: dict, *, key: str) -
 # ---------------------------------------------------------------- one check, shown
 
 
-def show_check(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
-    """A check's verdict, what it means, and its evidence."""
+def show_check(lib, name: str, check: dict, titles: dict, *, key: str, absent: bool = False) -> None:
+    """A check's verdict, what it means, and its evidence; for a statement whose cited work is not
+    in the collection (``absent``), that outcome, and what was found elsewhere for reference only."""
     verdict = check["verdict"]
+    if absent:
+        with st.container(key=f"{key}_not_in_collection"):
+            note("warning", check["message"], lead="not in collection —")
+            note("info", NOT_IN_COLLECTION_MEANING, lead="Meaning unclear —")
+        show_for_reference(lib, name, check, titles, key=key)
+        return
     note(NOTE_KINDS.get(verdict, "info"), check["message"], lead=f"{verdict} —")
     text_line(VERDICT_MEANINGS.get(verdict, ""), muted=True)
     show_meaning(check, titles, key=key)
@@ -168,6 +179,20 @@ def show_check(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
         show_alignment(lib, name, check, titles, key=key)
     else:
         show_closest(lib, name, check, titles, key=key)
+
+
+def show_for_reference(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+    """What was found outside the cited work (its places, its closest wording or passages), under
+    a heading that says it is for reference, not the answer."""
+    st.subheader("For reference: the closest passages elsewhere (not the cited work)", anchor=False)
+    text_line("The cited work is not in this collection, so these passages cannot confirm or contradict the "
+              "statement: read them only to find where else the subject comes up.", muted=True)
+    if check.get("verdict") == "verbatim" and check.get("hits"):
+        show_places(lib, name, check, titles, key=f"{key}_ref", heading=False)
+    elif check.get("verdict") == "near_verbatim" and check.get("best"):
+        show_alignment(lib, name, check, titles, key=f"{key}_ref", heading=False)
+    else:
+        show_closest(lib, name, check, titles, key=f"{key}_ref", heading=False)
 
 
 def show_meaning(check: dict, titles: dict, *, key: str) -> None:
@@ -189,10 +214,11 @@ def show_meaning(check: dict, titles: dict, *, key: str) -> None:
                              "figures align with it", muted=True)
 
 
-def show_places(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+def show_places(lib, name: str, check: dict, titles: dict, *, key: str, heading: bool = True) -> None:
     hits = check["hits"]
     count = f"{len(hits)} place{'s' if len(hits) != 1 else ''}" + (" or more" if hits[-1].get("truncated") else "")
-    st.subheader(f"Where it occurs ({count})", anchor=False)
+    if heading:
+        st.subheader(f"Where it occurs ({count})", anchor=False)
     text_line(folding_text(check), muted=True)
     left, right = st.columns([3, 2], gap="large")
     with left:
@@ -204,9 +230,10 @@ def show_places(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
         show_evidence(lib, name, hits, titles, key=f"{key}_places")
 
 
-def show_alignment(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+def show_alignment(lib, name: str, check: dict, titles: dict, *, key: str, heading: bool = True) -> None:
     best = check["best"]
-    st.subheader("The closest wording", anchor=False)
+    if heading:
+        st.subheader("The closest wording", anchor=False)
     text_line("Changed words:", best.get("diff") or "", bold_first=True, sep=" ")
     text_line(f"Similarity {best['similarity']:.2f}", where_text(best, title_of(best, titles)), bold_first=True)
     text_line(check.get("score_note") or "", muted=True)
@@ -221,14 +248,15 @@ def show_alignment(lib, name: str, check: dict, titles: dict, *, key: str) -> No
         show_evidence(lib, name, [best], titles, key=f"{key}_best")
 
 
-def show_closest(lib, name: str, check: dict, titles: dict, *, key: str) -> None:
+def show_closest(lib, name: str, check: dict, titles: dict, *, key: str, heading: bool = True) -> None:
     rows = check.get("closest") or []
     if not rows:
         text_line("No passage of the collection shares enough with the statement to show.", muted=True)
         return
     related = check["verdict"] == "related"
-    st.subheader("Passages close in meaning" if related else "The closest passages (none close enough)",
-                 anchor=False)
+    if heading:
+        st.subheader("Passages close in meaning" if related else "The closest passages (none close enough)",
+                     anchor=False)
     text_line(check.get("score_note") or "", muted=True)
     if check.get("reranker_detail"):
         text_line("Passages found by:", check["reranker_detail"], bold_first=True, muted=True, sep=" ")
@@ -301,47 +329,97 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
         index = searchable_index(name)
         if index is None:
             return
-        with st.spinner("Checking…"):
-            check = verify_quote(quote, index, sources=None if source == "All documents" else [source],
-                                 context=CONTEXT, cross_encoder_model=preferences().cross_encoder_model)
-        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name), "check": check.to_dict(),
-                                        "quote": quote, "source": source}
+        with st.spinner("Checking…"):  # its citation resolved like a manuscript's, left out of the words compared
+            row = check_one_statement(quote, index, documents=docs,
+                                      sources=None if source == "All documents" else [source], context=CONTEXT,
+                                      cross_encoder_model=preferences().cross_encoder_model)
+        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name),
+                                        "check": row.check.to_dict() if row.check is not None else None,
+                                        "row": row.to_dict(), "quote": quote, "source": source}
     result = st.session_state.get(RESULT_KEY)
     if not result or result["collection"] != name:
         return
     write_address(result.get("quote") or result["check"].get("quote") or "", result.get("source") or "All documents")
     if lib.version(name) != result["version"]:
         st.warning("The collection changed since this check: press Check again.")
-    show_check(lib, name, result["check"], document_titles(lib, name), key="one")
+    row, titles = result.get("row") or {}, document_titles(lib, name)
+    show_citations(row, titles)
+    if result["check"] is None:
+        note("warning", row.get("message") or "Not checked.")
+        return
+    show_check(lib, name, result["check"], titles, key="one", absent=bool(row.get("not_in_collection")))
+
+
+def show_citations(row: dict, titles: dict) -> None:
+    """What the statement cites and what each citation was matched to (the manuscript's lines)."""
+    if not row.get("cited"):
+        return
+    with st.container(key="one_citations"):
+        looked = ", ".join(titles.get(s, s) for s in row.get("cited_sources") or [])
+        tail = f"(checked first: {looked})" if looked else "(no document of the collection matches it)"
+        text_line("Cites:", row["cited"], tail, bold_first=True, sep=" ")
+        for resolution in row.get("resolutions") or []:
+            text_line("Cited", resolution.get("text") or "", bold_first=True, sep=" ")
+        typed = " ".join(str(st.session_state.get("verify_quote") or "").split())
+        if row.get("statement") and row["statement"] != typed:
+            text_line("Checked without its citation:", row["statement"], bold_first=True, muted=True, sep=" ")
 
 
 # ---------------------------------------------------------------- a whole manuscript
 
 
-def read_draft(text: str, upload, bib=None) -> None:
-    """Read the uploaded draft (or else the pasted text), with its bibliography file when one is
-    given, and keep its statements for the list."""
-    records = (bib.name, bib.getvalue()) if bib is not None else None
+def read_draft(text: str, upload, bib=None) -> bool:
+    """Read the uploaded draft (or else the pasted text, or else the draft kept from before), with
+    its bibliography file when one is given (or kept), and keep its statements for the list. The
+    files read are kept in the session (KEPT_KEY): moving to another page and back loses nothing."""
+    kept = st.session_state.get(KEPT_KEY) or {}
+    records = (bib.name, bib.getvalue()) if bib is not None else kept.get("bib")
+    draft = (upload.name, upload.getvalue()) if upload is not None else None
+    if draft is None and not (text or "").strip():
+        draft = kept.get("draft")
     try:  # linear in the draft's length, a PDF read by the budgeted worker (rag_core.citations.drafts)
-        if upload is not None:
-            manuscript = read_manuscript(upload.getvalue(), name=upload.name, bib=records)
+        if draft is not None:
+            manuscript = read_manuscript(draft[1], name=draft[0], bib=records)
         elif (text or "").strip():
             manuscript = manuscript_from_text(text, name="pasted text", kind=pasted_kind(text))
             if records is not None:
                 add_bib_references(manuscript, records)
         else:
             st.warning("Paste a manuscript or upload a draft first.")
-            return
+            return False
         statements = manuscript.statements()
     except ManuscriptError as exc:
         note("error", str(exc))
-        return
+        return False
     previous = st.session_state.get(MANUSCRIPT_KEY) or {}
     st.session_state[MANUSCRIPT_KEY] = {
         "name": manuscript.name, "statements": statements, "references": manuscript.references,
-        "editor": previous.get("editor", 0) + 1, "from_file": upload is not None, "notes": manuscript.notes,
+        "editor": previous.get("editor", 0) + 1, "from_file": draft is not None, "notes": manuscript.notes,
     }
+    st.session_state[KEPT_KEY] = {"draft": draft, "bib": records, "text": "" if draft is not None else text}
     st.session_state.pop(REPORT_KEY, None)
+    return True
+
+
+def kept_files() -> None:
+    """The draft and bibliography kept from before (the upload boxes are empty after another page):
+    said by name, with a one-click re-check against the records as they are now, or forgotten."""
+    kept = st.session_state.get(KEPT_KEY) or {}
+    names = [item[0] for item in (kept.get("draft"), kept.get("bib")) if item]
+    if not names and not (kept.get("text") or "").strip():
+        return
+    with st.container(key="ms_kept", horizontal=True, vertical_alignment="center", gap="small"):
+        if names:  # (pasted text stays in its box)
+            st.html(f'<div class="rc-line" data-testid="rc-kept-draft">Kept from before: '
+                    f'{literal_html(" and ".join(names))} (used when the boxes above are empty).</div>',
+                    width="content")
+        if st.button("Re-check with the current records", key="ms_recheck", icon=":material/refresh:",
+                     help="Reads the kept draft and bibliography again and checks every statement against the "
+                          "collection and its records as they are now (a corrected record counts)."):
+            st.session_state[RECHECK_KEY] = True
+        if names and st.button("Forget them", key="ms_forget", type="tertiary"):
+            st.session_state.pop(KEPT_KEY, None)
+            st.rerun()
 
 
 def edit_statements(manuscript: dict) -> list:
@@ -351,7 +429,7 @@ def edit_statements(manuscript: dict) -> list:
     text_line(f"{len(statements)} checkable statement{'s' if len(statements) != 1 else ''} in {manuscript['name']}: "
               f"{quotes} quoted passage{'s' if quotes != 1 else ''} and {len(statements) - quotes} sentence"
               f"{'s' if len(statements) - quotes != 1 else ''} with a citation marker; "
-              f"{len(manuscript['references'])} entries in its reference list.", heading=True)
+              f"{references_summary(manuscript['references'], statements)}.", heading=True)
     for text in manuscript.get("notes") or []:
         text_line(text, muted=True)
     if manuscript.get("from_file") and (st.session_state.get("ms_text") or "").strip():
@@ -418,9 +496,10 @@ def show_report(lib, name: str) -> None:
                            rows_to_html(rows, title=f"Citation check: {report['manuscript']} against {name}"),
                            file_name=f"{stem}.html", mime="text/html", key="ms_html", icon=":material/download:",
                            on_click="ignore")
-    counts = verdict_counts(rows)
-    shown_verdicts = st.pills("Verdicts shown", VERDICTS, selection_mode="multi", default=list(VERDICTS),
-                              format_func=lambda v: f"{v} ({counts[v]})", key=f"ms_filter_{report['run']}")
+    counts = outcome_counts(rows)
+    shown_verdicts = st.pills("Verdicts shown", OUTCOMES, selection_mode="multi", default=list(OUTCOMES),
+                              format_func=lambda v: f"{OUTCOME_LABELS.get(v, v)} ({counts[v]})",
+                              key=f"ms_filter_{report['run']}")
     records = [r for r in report_records(rows, titles) if r["verdict"] in (shown_verdicts or [])]
     options = [statement_option(n, row) for n, row in enumerate(rows, start=1)]
     if records:
@@ -432,9 +511,10 @@ def show_report(lib, name: str) -> None:
                 st.session_state[PICK_KEY] = options[records[selected[0]]["#"] - 1]
 
         frame = pd.DataFrame(records).astype({"page": "Int64", "similarity": "Float64"})
+        row_height = report_row_height(records)  # every row read whole: the longest cell sets it
         st.dataframe(frame, hide_index=True, width="stretch", column_config=REPORT_COLUMNS,
-                     key=table_key, on_select=picked, selection_mode="single-row", row_height=REPORT_ROW_HEIGHT,
-                     height=min(40 + REPORT_ROW_HEIGHT * len(records), 40 + REPORT_ROW_HEIGHT * 8), placeholder="")
+                     key=table_key, on_select=picked, selection_mode="single-row", row_height=row_height,
+                     height=min(40 + row_height * len(records), 40 + row_height * 8), placeholder="")
         text_line("Most severe first: meaning changed, not found, misattributed, related (close in meaning, not "
                   "confirmed), near verbatim, verbatim; # is the statement's place in the manuscript. Click a "
                   "column's name to sort; click a row (or pick it below) to see its evidence.", muted=True)
@@ -465,7 +545,7 @@ def show_row(lib, name: str, row: dict, check: dict | None, n: int, titles: dict
         if check is None:
             note("warning", row.get("message") or "Not checked.")
             return
-        show_check(lib, name, check, titles, key=f"row{n}")
+        show_check(lib, name, check, titles, key=f"row{n}", absent=bool(row.get("not_in_collection")))
 
 
 def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
@@ -480,8 +560,13 @@ def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
                                help="A .bib, CSL-JSON .json or .ris file whose keys resolve \\cite{key} and "
                                     "pandoc's [@key] (a Word draft's Zotero or Mendeley citations need none).")
         found = st.form_submit_button("Find the statements", type="primary")
-    if found:
-        read_draft(text, upload, bib)
+    kept_files()
+    recheck = st.session_state.pop(RECHECK_KEY, False)
+    if found or recheck:
+        kept = st.session_state.get(KEPT_KEY) or {}
+        read = read_draft(kept.get("text") or "" if recheck else text, None if recheck else upload,
+                          None if recheck else bib)
+        recheck = recheck and read
     manuscript = st.session_state.get(MANUSCRIPT_KEY)
     if manuscript is None:
         text_line("Paste a manuscript or upload a draft and press Find the statements: you can then review the "
@@ -490,12 +575,24 @@ def whole_manuscript(lib, name: str, docs: list[dict]) -> None:
     statements = edit_statements(manuscript)
     count = len(statements)
     if st.button(f"Check {count} statement{'s' if count != 1 else ''}", type="primary", key="ms_run",
-                 disabled=not count, icon=":material/fact_check:"):
+                 disabled=not count, icon=":material/fact_check:") or (recheck and count):
         run_batch(lib, name, docs, manuscript, statements)
     show_report(lib, name)
 
 
 # ---------------------------------------------------------------- the page
+
+
+def keep_widgets() -> None:
+    """Streamlit forgets a widget's value on a page not shown: the mode and the pasted manuscript
+    are copied to keys of their own each run and put back when the page comes back."""
+    for key in KEPT_WIDGETS:
+        shadow = f"_kept_{key}"
+        if key in st.session_state:
+            st.session_state[shadow] = st.session_state[key]
+        elif shadow in st.session_state and not (key == MODE_KEY and (st.query_params.get("mode")
+                                                                      or st.query_params.get("statement"))):
+            st.session_state[key] = st.session_state[shadow]
 
 
 def remember_mode() -> None:
@@ -514,6 +611,7 @@ def body() -> None:
                "spacing and quote marks), with a few words changed (near_verbatim), only close in meaning "
                "(related), or not at all (not_found)? Check one statement, or every quote and cited claim of a "
                "manuscript at once.")
+    keep_widgets()
     if MODE_KEY not in st.session_state:
         st.session_state[MODE_KEY] = "manuscript" if st.query_params.get("mode") == "manuscript" else "statement"
     lib = library()

@@ -47,6 +47,15 @@ def size_text(n: int) -> str:
     return f"{n / 1024 ** 3:.1f} GiB"
 
 
+def over_limit_text(size: int, limit: int) -> str:
+    """ "60.0 MiB, over the limit of 50.0 MiB"; in bytes when the two would read the same
+    ("52,428,801 bytes, over the limit of 52,428,800 bytes (50.0 MiB)")."""
+    shown, cap = size_text(size), size_text(limit)
+    if shown == cap:
+        return f"{size:,} bytes, over the limit of {limit:,} bytes ({cap})"
+    return f"{shown}, over the limit of {cap}"
+
+
 def regular_file_size(path: str | os.PathLike, *, label: str | None = None) -> int:
     """The size of ``path`` when it is a regular file (links followed), without opening it;
     :class:`InputFileError` when it is missing, a folder, or anything but a regular file."""
@@ -70,7 +79,7 @@ def read_regular_file(path: str | os.PathLike, *, max_bytes: int, label: str | N
     label = label or str(path)
     size = regular_file_size(path, label=label)
     if size > max_bytes:
-        raise InputFileError(f"{label}: is {size_text(size)}, over the limit of {size_text(max_bytes)}; "
+        raise InputFileError(f"{label}: is {over_limit_text(size, max_bytes)}; "
                              "split it.")
     try:
         fd = os.open(path, _OPEN_FLAGS)
@@ -100,13 +109,13 @@ def open_zip(source: str | os.PathLike | bytes, *, max_bytes: int, label: str | 
     if isinstance(source, (bytes, bytearray)):
         label = label or "the zip file"
         if len(source) > max_bytes:
-            raise InputFileError(f"{label}: is {size_text(len(source))}, over the limit of {size_text(max_bytes)}.")
+            raise InputFileError(f"{label}: is {over_limit_text(len(source), max_bytes)}.")
         handle = io.BytesIO(source)
     else:
         label = label or str(source)
         size = regular_file_size(source, label=label)
         if size > max_bytes:
-            raise InputFileError(f"{label}: is {size_text(size)}, over the limit of {size_text(max_bytes)}.")
+            raise InputFileError(f"{label}: is {over_limit_text(size, max_bytes)}.")
         try:
             fd = os.open(source, _OPEN_FLAGS)
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -151,8 +160,7 @@ def read_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, *, max_byte
         raise InputFileError(f"{where}: uses compression method {info.compress_type}; only stored and deflated "
                              "members are read.")
     if info.file_size > max_bytes:
-        raise InputFileError(f"{where}: declares {size_text(info.file_size)}, over the limit of "
-                             f"{size_text(max_bytes)}; it was not inflated.")
+        raise InputFileError(f"{where}: declares {over_limit_text(info.file_size, max_bytes)}; it was not inflated.")
     blocks, total = [], 0
     try:
         with archive.open(info) as member:

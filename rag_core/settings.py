@@ -218,6 +218,11 @@ MAX_RECORDS_FILE_BYTES = 50 * 1024 * 1024
 MAX_RECORDS = 100_000
 # A zotero.sqlite is opened read-only and immutable, never written; past this size it is refused.
 MAX_ZOTERO_SQLITE_BYTES = 2 * 1024 * 1024 * 1024
+# A foreign SQLite database (rag_core.records.foreign_sqlite): one read of it is stopped past this
+# many seconds (measured: 100,000 items read in ~N s, see docs/benchmarks.md), and a value larger
+# than this is an error, not an allocation (Zotero's longest fields, abstracts, are a few KB).
+FOREIGN_SQLITE_SECONDS = 120.0
+FOREIGN_SQLITE_MAX_VALUE_BYTES = 16 * 1024 * 1024
 # A title matches a document's title when their folded forms are this similar (rapidfuzz ratio, 0-100):
 # 95 accepts a changed article or a dropped subtitle mark, and no two titles of the shared PDFs come close.
 RECORD_TITLE_MATCH = 95
@@ -347,9 +352,24 @@ OCR_DPI = 300
 # ordinary size cannot be read and the page is reported too large (a 2,000-inch page, say).
 OCR_MAX_PIXELS = 60_000_000
 OCR_MIN_DPI = 100
-# A rendered page with fewer dark pixels than this (at 300 dpi) has no ink: not given to Tesseract.
-# One small letter has ~300.
+# A rendered page with fewer ink pixels than this (at 300 dpi) has marks too small to read: not
+# given to Tesseract. One small letter has ~300.
 OCR_BLANK_DARK_PIXELS = 100
+# Ink is judged relative to the page (rag_core.pdf.ocr._unreadable: Otsu's split of the page's
+# levels): it stands out when paper and ink differ by at least OCR_MIN_CONTRAST levels (of 255) and
+# by OCR_CONTRAST_NOISE_RATIO times the paper's own noise. Measured (benchmarks/bench_ocr.py,
+# docs/benchmarks.md, 'Records imports and faint scans'): a line of 12-point text is read word for word with its levels
+# stretched down to 6 levels of contrast on white; Gaussian paper noise, split by Otsu, shows a
+# contrast of 1.6 times its standard deviation and its paper class a third of that (a ratio of
+# about 2.7), which Tesseract reads as junk words once stretched.
+OCR_MIN_CONTRAST = 5
+OCR_CONTRAST_NOISE_RATIO = 4.0
+# A page whose paper and ink differ by fewer levels than this is stretched (ink black, paper
+# white) before Tesseract reads it: Tesseract alone read 12-point text at 75 levels of contrast
+# or more (on white or grey paper) and at 61-66 on grey, but not at 66 on white nor at 51-56 on
+# any. The shared scans have 92 (the book page: stretching it lost two of its sentences) and 238
+# (the brochure): handed over as they are.
+OCR_STRETCH_BELOW = 72
 # "auto" also reads a page whose text layer holds fewer than this many non-space characters (a
 # stamp, a running head) when images cover at least this share of it: a scanned page. No page of
 # the 23 born-digital shared PDFs qualifies (their sparse pages hold no image; slides with a

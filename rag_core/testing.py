@@ -154,28 +154,36 @@ def resident_kib(under: str | Path) -> dict[str, int]:
 
 
 def scanned_pdf(pages: list[list[str]], *, dpi: int = 200, noise: float = 0.0, seed: int = 0,
-                size_in: tuple[float, float] = (8.5, 11.0)) -> bytes:
+                size_in: tuple[float, float] = (8.5, 11.0), ink: int = 0, paper: int = 255, points: float = 12,
+                grain: float = 0.0, jpeg: int | None = None) -> bytes:
     """A PDF of page images, like a scanner's: no text layer, each page a picture of ``pages[i]``
-    (its lines, in a 12-point sans-serif font at ``dpi``). ``noise`` sprinkles that share of the
-    pixels grey (a dirty scan; with no lines, a page Tesseract finds nothing on but cannot skip)."""
+    (its lines, in a ``points``-point sans-serif font at ``dpi``, grey level ``ink`` on ``paper``).
+    ``noise`` sprinkles that share of the pixels grey (a dirty scan; with no lines, a page
+    Tesseract finds nothing on but cannot skip); ``grain`` adds Gaussian paper noise of that
+    standard deviation (in grey levels) to every pixel; ``jpeg`` stores the images as JPEG of that
+    quality (a scanner's usual output) rather than losslessly."""
     import io
     import random
 
     from PIL import Image, ImageDraw, ImageFont
 
     width, height = round(size_in[0] * dpi), round(size_in[1] * dpi)
-    font = ImageFont.load_default(size=round(12 * dpi / 72))
+    font = ImageFont.load_default(size=max(1, round(points * dpi / 72)))
     drawn: dict[tuple[str, ...], Image.Image] = {}  # the same page is drawn once
     images = []
     for lines in pages:
         if tuple(lines) not in drawn:
             rng = random.Random(seed)
-            image = Image.new("L", (width, height), 255)
+            image = Image.new("L", (width, height), paper)
             draw = ImageDraw.Draw(image)
             y = min(dpi, height // 8)  # one-inch margins on a page of paper size
             for line in lines:
-                draw.text((min(dpi, width // 8), y), line, fill=0, font=font)
-                y += round(18 * dpi / 72)
+                draw.text((min(dpi, width // 8), y), line, fill=ink, font=font)
+                y += max(1, round(points * 1.5 * dpi / 72))
+            if grain:
+                from PIL import ImageChops
+
+                image = ImageChops.add(image, Image.effect_noise((width, height), grain), offset=-128)
             if noise:
                 pixels = image.load()
                 for _ in range(int(noise * width * height)):
@@ -183,8 +191,48 @@ def scanned_pdf(pages: list[list[str]], *, dpi: int = 200, noise: float = 0.0, s
             drawn[tuple(lines)] = image
         images.append(drawn[tuple(lines)])
     buffer = io.BytesIO()
+    if jpeg is not None:
+        streams = []
+        for image in images:
+            encoded = io.BytesIO()
+            image.save(encoded, format="JPEG", quality=jpeg)
+            streams.append((image.width, image.height, "DCTDecode", 8, encoded.getvalue()))
+        return image_stream_pdf(streams, dpi=dpi)
     images[0].save(buffer, format="PDF", resolution=dpi, save_all=True, append_images=images[1:])
     return buffer.getvalue()
+
+
+def image_stream_pdf(pages: list[tuple[int, int, str, int, bytes]], *, dpi: int = 200,
+                     decode_parms: str = "") -> bytes:
+    """A PDF whose every page is one grayscale image stream drawn over the whole page, given as
+    ``(width px, height px, filter, bits per component, the stream's bytes)``: a stream may be
+    anything, a JPEG (``DCTDecode``), a JBIG2 or CCITT stream, or bytes that decode as nothing."""
+    objects: list[bytes] = [b"", b""]
+    kids = []
+    for width, height, filter_name, bits, data in pages:
+        parms = f" /DecodeParms {decode_parms}" if decode_parms else ""
+        objects.append(f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} /ColorSpace /DeviceGray "
+                       f"/BitsPerComponent {bits} /Filter /{filter_name}{parms} /Length {len(data)} >>\nstream\n"
+                       .encode() + data + b"\nendstream")
+        image = len(objects)
+        w_pt, h_pt = width * 72 / dpi, height * 72 / dpi
+        content = f"q {w_pt:.2f} 0 0 {h_pt:.2f} 0 0 cm /Im0 Do Q".encode()
+        objects.append(f"<< /Length {len(content)} >>\nstream\n".encode() + content + b"\nendstream")
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w_pt:.2f} {h_pt:.2f}] /Resources << /XObject "
+                       f"<< /Im0 {image} 0 R >> >> /Contents {len(objects)} 0 R >>".encode())
+        kids.append(len(objects))
+    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>".encode()
+    out = bytearray(b"%PDF-1.5\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
 
 
 # --------------------------------------------------------------------------- hostile inputs

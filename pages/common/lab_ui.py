@@ -57,6 +57,13 @@ def _reranker_words(ce_available: bool):
     return words
 
 
+def package_default(cross_encoder_model: str | None) -> SearchSpec:
+    """The package's default search with the app's cross-encoder, its reranker one that can run here."""
+    ce_available = has_cross_encoder(cross_encoder_model)
+    return SearchSpec().with_changes(cross_encoder_model=cross_encoder_model or None,
+                                     reranker=_reranker_options(ce_available)[0])
+
+
 def current_spec(lib, name: str, cross_encoder_model: str | None) -> SearchSpec:
     """The knobs' search for ``name``: what this tab set, else the collection's saved default, with
     the cross-encoder of the app's settings."""
@@ -147,9 +154,29 @@ def knob_panel(lib, name: str, *, prefix: str, cross_encoder_model: str | None) 
         c[6].selectbox(label["lexical"], list(LEXICAL_LABELS), format_func=LEXICAL_LABELS.get,
                        key=keys["lexical"], on_change=changed,
                        help="Which lexical rankings feed the pool (and the lexical side of the fusion)")
+        chosen = st.session_state[keys["reranker"]]
+        with st.container(key=f"{prefix}_reranker_words"):
+            text_line("Reranker:", reranker_does(chosen, st.session_state[keys["mmr_lambda"]]), bold_first=True,
+                      muted=True, sep=" ")
+            if st.session_state.get(CE_ASKED_KEY):
+                status = cross_encoder_status(cross_encoder_model) if cross_encoder_model else None
+                reason = (status.reason or status.detail) if status else "no cross-encoder is set (Settings)"
+                note("warning", f"The cross-encoder cannot be chosen here: {str(reason).rstrip('.')}. The reranker "
+                                f"stays “{RERANKER_WORDS[chosen]}”; to use one, give a local cross-encoder folder "
+                                "below.", lead="Not available.")
         if not ce_available:
             cross_encoder_offer(cross_encoder_model, prefix)
     return current_spec(lib, name, cross_encoder_model)
+
+
+def reranker_does(reranker: str, mmr_lambda: float) -> str:
+    """What the chosen reranker will do to the pool, in one line."""
+    if reranker == "cross_encoder":
+        return "the cross-encoder re-reads every passage of the pool with the question and orders it by its score."
+    if reranker == "mmr":
+        return (f"after fusion, maximal marginal relevance (λ {float(mmr_lambda):.2f}) reorders the pool, trading "
+                "relevance for passages unlike those above them.")
+    return "none: the pool is ordered by the fused score of the first-stage lists (nothing re-reads it)."
 
 
 def cross_encoder_offer(model: str | None, prefix: str) -> None:
@@ -242,47 +269,55 @@ METRIC_COLUMNS = {
 # ---------------------------------------------------------------- the slope chart
 
 
-def slope_frame(pool_rows: list[dict], grades: dict[int, Grade], top: int, labels: dict[int, str]) -> pd.DataFrame:
-    """Two points per passage: its best first-stage rank and its final rank (``top`` + 1 when it
-    fell out of the final top ``top``). Shows the passages in either top ``top``."""
+def slope_frame(view, grades: dict[int, Grade], top: int, labels: dict[int, str],
+                named: set[int] | frozenset = frozenset()) -> pd.DataFrame:
+    """Two points per passage of a :class:`~rag_core.retrieval.comparison.StageView`: its rank before
+    and after the stage (``top`` + 1 when outside the top ``top``), for the passages in either top
+    ``top``; ``named``: the passages whose label is written on the chart (the top movers)."""
     records = []
-    for row in pool_rows:
-        ranks = {k: v for k, v in (row.get("first_stage_ranks") or {}).items() if v}
-        if not ranks:
+    for row in view.rows:
+        before, after = row["before"], row["after"]
+        if before > top and after > top:
             continue
-        best_list, best = min(ranks.items(), key=lambda t: t[1])
-        final = row["rank"]
-        if best > top and final > top:
-            continue
-        shown_final = final if final <= top else top + 1
         grade = grades.get(row["chunk_index"])
         label = labels.get(row["chunk_index"], str(row["chunk_index"]))
-        detail = " · ".join(f"{k} #{v}" for k, v in ranks.items())
-        common = {"passage": label, "grade": grade_category(grade), "first-stage ranks": detail,
-                  "final rank": final, "chunk": row["chunk_index"]}
-        if row.get("pre_mmr_rank"):
-            common["fused rank before MMR"] = row["pre_mmr_rank"]
-        records.append({**common, "stage": "first stage (best list)", "rank": min(best, top + 1),
-                        "list": best_list})
-        records.append({**common, "stage": "final", "rank": shown_final, "list": "final"})
+        move = f"{before}→{after}" if before <= top and after <= top else (
+            f"{before}→ out" if after > top else f"in → {after}")
+        common = {"passage": label, "grade": grade_category(grade), "move": move, "rank before": before,
+                  "rank after": after, "chunk": row["chunk_index"]}
+        ranks = {k: v for k, v in (row.get("first_stage_ranks") or {}).items() if v}
+        if ranks:
+            common["first-stage ranks"] = " · ".join(f"{k} #{v}" for k, v in ranks.items())
+        name = row["chunk_index"] in named
+        # a mover is named at its end inside the top: after the stage, or before it when it fell out
+        records.append({**common, "stage": view.before_label, "rank": min(before, top + 1),
+                        "name": f"{label} {move}" if name and after > top else ""})
+        records.append({**common, "stage": view.after_label, "rank": min(after, top + 1),
+                        "name": f"{label} {move}" if name and after <= top else ""})
     return pd.DataFrame(records)
 
 
-def slope_chart(frame: pd.DataFrame, top: int):
+def slope_chart(frame: pd.DataFrame, top: int, view):
+    """Lines from each passage's rank before the stage to its rank after; the top movers named."""
     import altair as alt
 
-    order = ["first stage (best list)", "final"]
+    order = [view.before_label, view.after_label]
     colour = alt.Color("grade:N", scale=alt.Scale(domain=list(GRADE_COLOURS), range=list(GRADE_COLOURS.values())),
-                       legend=alt.Legend(title="judged", orient="right"))
-    x = alt.X("stage:N", sort=order, axis=alt.Axis(title=None, labelAngle=0, labelFontSize=12))
+                       legend=alt.Legend(title="judged", orient="bottom"))
+    x = alt.X("stage:N", sort=order, scale=alt.Scale(domain=order, padding=1.1),
+              axis=alt.Axis(title=None, labelAngle=0, labelFontSize=12, labelLimit=420, orient="top"))
     y = alt.Y("rank:Q", scale=alt.Scale(domain=[top + 1.5, 0.5]),
               axis=alt.Axis(title=f"rank ({top + 1} = below the top {top})", tickMinStep=1))
-    tooltip = [c for c in ("passage", "grade", "first-stage ranks", "final rank", "fused rank before MMR")
-               if c in frame.columns]
-    lines = alt.Chart(frame).mark_line(strokeWidth=2, opacity=0.75).encode(
-        x=x, y=y, detail="chunk:N", color=colour, tooltip=tooltip)
-    points = alt.Chart(frame).mark_circle(size=70, opacity=0.95).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    return (lines + points).properties(height=max(260, 24 * (top + 2)))
+    tooltip = [c for c in ("passage", "grade", "move", "first-stage ranks") if c in frame.columns]
+    base = alt.Chart(frame)
+    lines = base.mark_line(strokeWidth=2, opacity=0.7).encode(x=x, y=y, detail="chunk:N", color=colour,
+                                                                 tooltip=tooltip)
+    points = base.mark_circle(size=70, opacity=0.95).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    after = base.transform_filter((alt.datum.name != "") & (alt.datum.stage == view.after_label))
+    before = base.transform_filter((alt.datum.name != "") & (alt.datum.stage == view.before_label))
+    right = after.mark_text(align="left", dx=9, fontSize=12, fontWeight="bold").encode(x=x, y=y, text="name:N")
+    left = before.mark_text(align="right", dx=-9, fontSize=12, fontWeight="bold").encode(x=x, y=y, text="name:N")
+    return (lines + points + right + left).properties(height=max(280, 26 * (top + 2)))
 
 
 # ---------------------------------------------------------------- without judgments

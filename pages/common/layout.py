@@ -31,6 +31,7 @@ PAGES = {key: file for key, (file, _, _) in NAVIGATION.items()}
 CSS = """
 <style>
 [data-testid="stMainBlockContainer"] {padding-top: 1.2rem; padding-left: 1.5rem; padding-right: 1.5rem;}
+@media (max-width: 1440px) {[data-testid="stMainBlockContainer"] {padding-left: 1rem; padding-right: 1rem;}}
 .rc-passage {white-space: pre-wrap; font-family: ui-serif, Georgia, serif; font-size: 0.98rem;
   line-height: 1.55; padding: 0.8rem 1rem; border-radius: 0.5rem; overflow-wrap: anywhere;
   background: rgba(127,127,127,0.07); border: 1px solid rgba(127,127,127,0.25);

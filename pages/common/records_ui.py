@@ -11,11 +11,19 @@ import pandas as pd
 import streamlit as st
 
 from pages.common.layout import note, text_line
-from pages.common.state import flash
 from rag_core.collections.metadata import changed_fields, record_rows
 from rag_core.errors import RagCoreError
 
 IMPORT_REPORT_KEY = "records_import_report"
+SAVED_KEY = "records_saved"  # the confirmation of the last save, shown under the Save button
+
+
+def saved_text(changes: dict[str, dict]) -> str:
+    """ "the record of X (year, DOI); of Y (title)": what a save kept."""
+    parts = [f"{source} ({', '.join('DOI' if k == 'doi' else k for k in fields)})"
+             for source, fields in changes.items()]
+    return (f"the corrected record{'s' if len(parts) > 1 else ''} of " + "; ".join(parts) +
+            ". It is kept with the collection and survives re-adding the same file.")
 
 
 def records_section(lib, name: str) -> None:
@@ -41,6 +49,8 @@ def records_section(lib, name: str) -> None:
                                                 help="PDF, arXiv id, import or edited"),
         })
     changes = changed_fields(rows, edited.to_dict("records"))
+    if changes:
+        st.session_state.pop(SAVED_KEY, None)  # a new edit: the last confirmation is stale
     if st.button(f"Save {len(changes)} corrected record{'s' if len(changes) != 1 else ''}" if changes
                  else "Save corrections", key="save_records", type="primary", disabled=not changes,
                  icon=":material/save:"):
@@ -50,9 +60,13 @@ def records_section(lib, name: str) -> None:
         except (RagCoreError, ValueError) as exc:
             note("error", str(exc), lead="Not saved:")
         else:
-            flash("success", f"Saved the corrected record of {', '.join(changes)}.")
+            st.session_state[SAVED_KEY] = {"name": name, "text": saved_text(changes)}
             st.session_state.pop(f"records_editor_{name}", None)
             st.rerun()
+    saved = st.session_state.get(SAVED_KEY)
+    if saved and saved.get("name") == name:  # said where the button is, not at the top of the page
+        with st.container(key="records_saved"):
+            note("success", saved["text"], lead="Saved:")
     import_section(lib, name)
     left, right = st.columns(2)
     left.download_button("Export as BibTeX (.bib)", lib.export_records(name, "refs.bib"), file_name=f"{name}.bib",

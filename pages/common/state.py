@@ -11,7 +11,7 @@ import streamlit as st
 from pages.common.layout import PAGES, link, note, text_line
 from rag_core.collections.library import Library
 from rag_core.collections.preferences import Preferences, load_preferences
-from rag_core.output.render import short_title
+from rag_core.output.render import literal_html, short_title
 from rag_core.settings import default_data_dir
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # the app's threads, not forked tokenizers
@@ -112,13 +112,17 @@ def marked_page_images(pdf_path: str, mtime: float, target: dict, whole_page: bo
     from rag_core.pdf.marks import mark_hit
 
     layer = library().ocr_layer(collection, doc) if collection and doc else None
-    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found, "ocr": marked.ocr}
+    return [{"png": marked.png, "caption": marked.caption(), "found": marked.found, "ocr": marked.ocr,
+             "page": marked.page}
             for marked in mark_hit(pdf_path, target, zoom=not whole_page, ocr_layer=layer)]
 
 
-def passage_page(lib: Library, collection: str, row: dict, chunk: dict | None = None) -> None:
+def passage_page(lib: Library, collection: str, row: dict, chunk: dict | None = None, *,
+                 turn_key: str | None = None) -> None:
     """The PDF page(s) of a search row with its passage marked, as Verify marks evidence: an exact
-    row's match, else the row's chunk (``chunk``: cut at its page starts) or text."""
+    row's match, else the row's chunk (``chunk``: cut at its page starts) or text. With ``turn_key``
+    (a session key) the view reads on: previous and next page, the passage's mark kept on its page."""
+    from rag_core.output.passages import page_turn
     from rag_core.output.render import OCR_NOTE
     from rag_core.text.chunking import chunk_segments
 
@@ -133,22 +137,60 @@ def passage_page(lib: Library, collection: str, row: dict, chunk: dict | None = 
         return
     if row.get("match"):
         target = {"match": row["match"], "page": page, "page_label": row.get("page_label")}
+        own = [page]
     elif chunk is not None and chunk_segments(chunk):
         target = {"pages": chunk_segments(chunk)}
+        own = [segment["page"] for segment in target["pages"]]
     else:
         target = {"text": row.get("text") or "", "page": page, "page_label": row.get("page_label")}
+        own = [page]
+    record = next((d for d in lib.documents(collection) if doc in (d.get("doc_id"), d.get("source"))), {})
+    turn = page_turn(own, total=record.get("pages"), page=st.session_state.get(turn_key) if turn_key else None)
+    if turn_key:
+        page_turner(turn, own, record.get("pages"), turn_key)
     try:
         with st.spinner("Marking the passage on its page…"):
             pages = marked_page_images(str(path), path.stat().st_mtime, target, True, collection, doc,
-                                       lib.version(collection))
+                                       lib.version(collection)) if turn.marked else []
+            plain = {n: page_png(str(path), n, path.stat().st_mtime, 2.0) for n in turn.shown if n not in turn.marked}
     except (ValueError, OSError) as exc:  # PdfMarkError is a RagCoreError (a ValueError)
         text_line(f"The page image cannot be drawn: {exc}", muted=True)
         return
-    for marked in pages:
-        st.image(marked["png"], width="stretch", output_format="PNG")  # PNG: JPEG would blur the mark
-        text_line(marked["caption"], muted=True)
-    if row.get("ocr"):
+    marked_by_page = {marked["page"]: marked for marked in pages}
+    for n in turn.shown:
+        if n in plain:
+            st.image(plain[n], width="stretch", output_format="PNG")
+            text_line(f"Page {n}: reading on (the passage is on {page_words(own)})", muted=True)
+        elif n in marked_by_page:
+            marked = marked_by_page[n]
+            st.image(marked["png"], width="stretch", output_format="PNG")  # PNG: JPEG would blur the mark
+            text_line(marked["caption"], muted=True)
+    if row.get("ocr") and turn.marked:
         text_line(OCR_NOTE, muted=True)
+
+
+def page_words(pages) -> str:
+    pages = sorted(set(pages))
+    return f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}–{pages[-1]}"
+
+
+def page_turner(turn, own: list[int], total: int | None, key: str) -> None:
+    """Previous page, where the view is, back to the passage, next page (a rerun of the dialog only)."""
+    def go(page: int | None) -> None:
+        st.session_state[key] = page
+
+    bar = st.container(horizontal=True, gap="small", vertical_alignment="center", key="page_turner")
+    bar.button("Previous page", key=f"{key}_previous", icon=":material/chevron_left:", on_click=go,
+               args=(turn.previous,), disabled=turn.previous is None)
+    where = page_words(turn.shown) + (f" of {total}" if total else "")
+    where += " · the passage's page" if turn.marked else ""
+    bar.html(f'<div class="rc-line rc-muted" data-testid="rc-page-where">{literal_html(where.capitalize())}</div>',
+             width="content")
+    bar.button("Next page", key=f"{key}_next", icon=":material/chevron_right:", on_click=go, args=(turn.next,),
+               disabled=turn.next is None)
+    if not turn.at_passage:
+        bar.button("Back to the passage", key=f"{key}_back", icon=":material/my_location:", on_click=go,
+                   args=(None,))
 
 
 def page_image(lib: Library, collection: str, doc: str, page: int | None) -> bytes | None:

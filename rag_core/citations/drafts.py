@@ -116,12 +116,18 @@ def draft_text(data: bytes, name: str) -> Draft:
 
 
 def decode(data: bytes, name: str) -> str:
-    if b"\x00" in data[:4096]:
-        raise ManuscriptError(f"{name} is not a text file (it holds binary data); give a .txt, .md or .tex file.")
+    """A text draft's bytes decoded by the one rule for imported text (:mod:`rag_core.text.encoding`:
+    a byte-order mark, UTF-16, strict UTF-8 naming a stray byte, Windows-1252 only without UTF-8)."""
+    from rag_core.text.encoding import TextEncodingError, decode_text
+
+    binary = f"{name} is not a text file (it holds binary data); give a .txt, .md or .tex file."
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        text = decode_text(data, label=name).text
+    except TextEncodingError as exc:
+        raise ManuscriptError(binary if b"\x00" in data[:4096] else str(exc)) from None
+    if "\x00" in text[:4096]:
+        raise ManuscriptError(binary)
+    return text
 
 
 # --------------------------------------------------------------------------- PDF
@@ -195,19 +201,22 @@ def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[
     and the works its Zotero or Mendeley citation fields name (:mod:`rag_core.citations.field_codes`)."""
     from lxml import etree
 
-    from rag_core.citations.field_codes import field_references, paragraph_field_codes
+    from rag_core.citations.field_codes import MAX_FIELD_CODE_CHARS, field_references, paragraph_field_codes
 
     codes: list[str] = []
+    oversized: list[int] = []  # the sizes of field codes too long to be a citation's
     paragraphs: list[str] = []
     entities: list[str] = []
     body = f"{_W}body"
     try:
+        # huge_tree: one text node over libxml2's 10 MB (a padded field code) is read, not taken for
+        # malformed XML; the part itself is capped (MAX_DOCX_XML_BYTES) and entities stay unexpanded.
         for _, element in etree.iterparse(io.BytesIO(xml), events=("end",), tag=f"{_W}p", resolve_entities=False,
-                                          no_network=True, load_dtd=False, huge_tree=False):
+                                          no_network=True, load_dtd=False, huge_tree=True):
             parent = element.getparent()
             if parent is None or parent.tag != body:
                 continue  # a paragraph in a table or a text box: read with its top-level element, not alone
-            codes.extend(paragraph_field_codes(element))
+            codes.extend(paragraph_field_codes(element, oversized=oversized))
             text = _paragraph_text(element, entities)
             if text.strip():
                 paragraphs.append(text)
@@ -227,6 +236,12 @@ def _document_paragraphs(xml: bytes, name: str, advice: str) -> tuple[str, list[
     if unreadable:
         notes.append(f"{name}: {unreadable} citation field code(s) could not be read (not valid CSL-JSON); "
                      "their markers are resolved by their look only.")
+    if oversized:
+        many = len(oversized) != 1
+        notes.append(f"{name}: {len(oversized)} field code{'s' if many else ''} skipped ({max(oversized):,} "
+                     f"characters{' the longest' if many else ''}: more than the {MAX_FIELD_CODE_CHARS:,} a "
+                     "citation's code holds); the rest of the draft was read, and the markers of "
+                     f"{'these fields' if many else 'this field'} are resolved by their look only.")
     return "\n\n".join(paragraphs), notes, fields
 
 

@@ -26,7 +26,8 @@ _BIBITEM = linear(r"\\bibitem(?:\[[^\]]*\])?\{([^}]*)\}")
 _STYLE = linear(r"\\(?:emph|textit|textbf|textsc|texttt|textrm|underline|mbox|text)\{([^{}]*)\}")
 _SECTION = linear(r"\\(?:part|chapter|section|subsection|subsubsection|paragraph)\*?\{([^{}]*)\}")
 _ENVIRONMENT = linear(r"\\(?:begin|end)\{[^}]*\}")
-_DROPPED = linear(r"\\(?:label|ref|eqref|url|footnote)\{[^}]*\}")
+_DROPPED = linear(r"\\(?:label|ref|eqref|url|footnote|bibliography|bibliographystyle|addbibresource|nocite)"
+                  r"(?:\[[^\]]*\])?\{[^}]*\}|\\printbibliography(?:\[[^\]]*\])?")
 _DOCUMENT_END = re.compile(r"\\end\{document\}|\\maketitle")
 _COMMAND = re.compile(rf"\\(?!{TEX_CITE_COMMANDS})[a-zA-Z]+\*?")  # any command but a citation
 _BRACES = re.compile(r"[{}]")
@@ -107,7 +108,7 @@ def bibliography_names(tex: str) -> list[str]:
 
 def records_to_references(records: list[dict], via: str) -> list[Reference]:
     """Records (a .bib's entries) as reference-list entries keyed by their citation keys."""
-    from rag_core.records.record import first_surname
+    from rag_core.records.record import first_surname, split_name
 
     references = []
     for record in records:
@@ -119,5 +120,12 @@ def records_to_references(records: list[dict], via: str) -> list[Reference]:
         references.append(Reference(key=record["key"], text=text,
                                     surnames=[first_surname(a) for a in authors if a.strip()],
                                     year=record.get("year"), title=record.get("title"), doi=record.get("doi"),
-                                    arxiv_id=record.get("arxiv_id"), via=f"{via} entry {record['key']}"))
+                                    arxiv_id=record.get("arxiv_id"), via=f"{via} entry {record['key']}",
+                                    first_initial=_initial(split_name(authors[0])[0]) if authors else None))
     return references
+
+
+def _initial(given: str) -> str | None:
+    """The first letter of a first name ("Patrick", "P.", "M.-W."), or None."""
+    letter = next((c for c in given if c.isalpha()), "")
+    return letter.upper() or None

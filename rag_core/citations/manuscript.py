@@ -33,6 +33,7 @@ from rag_core.citations.drafts import (
 from rag_core.citations.latex import bibliography_names, latex_to_text, records_to_references
 from rag_core.citations.markers import (
     NUMERIC,
+    TEX_CITE_COMMANDS,
     Citation,
     ReferenceIndex,
     find_citations,
@@ -41,7 +42,7 @@ from rag_core.citations.markers import (
     without_markers,
 )
 from rag_core.citations.references import Reference, split_references
-from rag_core.citations.report import rows_to_csv, rows_to_html, rows_to_json
+from rag_core.citations.report import evidence_passages, outcome, rows_to_csv, rows_to_html, rows_to_json
 from rag_core.citations.resolution import Resolution, resolutions_text, resolve_citation
 from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
@@ -59,6 +60,7 @@ __all__ = [
     "Reference",
     "Statement",
     "add_bib_references",
+    "check_one_statement",
     "check_statements",
     "extract_statements",
     "manuscript_from_text",
@@ -151,17 +153,37 @@ def read_manuscript(source: str | Path | bytes, *, name: str | None = None,
     if bib is None and draft.kind == "latex" and isinstance(source, (str, Path)):
         raw = data.decode("utf-8", errors="replace")
         for bib_name in bibliography_names(raw):
-            beside = Path(source).parent / bib_name
-            if beside.is_file():
+            beside = _beside(Path(source), bib_name)
+            if beside is None:
+                manuscript.notes.append(f"{printable(bib_name)}, which the draft names, is outside the draft's folder: "
+                                        "not read (a draft names its .bib beside it; give another file with --bib).")
+            elif beside.is_file():
                 bib_files.append(beside)
             else:
-                manuscript.notes.append(f"{bib_name}, which the draft names, is not beside it: its \\cite keys "
-                                        "are resolved by their look only (give the file with --bib).")
+                manuscript.notes.append(f"{printable(bib_name)}, which the draft names, is not beside it: its \\cite "
+                                        "keys are resolved by their look only (give the file with --bib).")
     for bib_file in bib_files:
         add_bib_references(manuscript, bib_file)
     if draft.field_records:  # first: a field code names the very work, a typed list only describes it
         manuscript.references[:0] = draft.field_records
     return manuscript
+
+
+def _beside(draft: Path, name: str) -> Path | None:
+    """The file ``name`` in the draft's folder (or below it), or None when it would be elsewhere:
+    an absolute path, ``..``, or a link that leads out of the folder (a draft is a user's file;
+    what it names is read only where the draft itself is)."""
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts or name.startswith("~"):
+        return None
+    folder = draft.parent
+    path = folder / relative
+    try:
+        if not path.resolve().is_relative_to(folder.resolve()):
+            return None
+    except (OSError, RuntimeError):
+        return None
+    return path
 
 
 def add_bib_references(manuscript: Manuscript, bib) -> None:
@@ -187,9 +209,11 @@ def _sentences(paragraph: str):
     """The sentences of a manuscript paragraph, one at a time: a quote ending inside its quote
     marks (``"... 8.5 hours."``) keeps its closing mark, and a citation marker after its full stop
     (``"...hours." [2]``, ``"...hours." (Karpukhin et al., 2020).``) stays with the sentence it
-    cites (so a sentence is given once the next one is known)."""
+    cites (so a sentence is given once the next one is known), unless the marker is the next
+    sentence's subject (``[3] propose ...``: a lower-case word follows it, or the sentence before
+    has a marker of its own)."""
     pending: tuple[int, int] | None = None
-    for a, b in split_sentences(paragraph):
+    for a, b in _sentence_spans(paragraph):
         while b < len(paragraph) and paragraph[b] in _CLOSERS:  # the splitter leaves them out
             b += 1
         if pending is not None:
@@ -199,7 +223,7 @@ def _sentences(paragraph: str):
                 pending = (pending[0], b)
                 continue
             leading = NUMERIC.match(piece) if piece.startswith("[") else None  # '"... hours." [2] They also'
-            if leading:
+            if leading and not _marker_is_subject(paragraph, pending, a + leading.end(), b):
                 pending = (pending[0], a + leading.end())
                 a += leading.end()
                 while a < b and paragraph[a].isspace():
@@ -210,6 +234,55 @@ def _sentences(paragraph: str):
             pending = (a, b)
     if pending is not None:
         yield pending
+
+
+def _marker_is_subject(paragraph: str, previous: tuple[int, int], after: int, end: int) -> bool:
+    """Whether a marker that starts a sentence belongs to it ("[3] propose a network ..."): a
+    lower-case word follows the marker, or the sentence before it cites on its own."""
+    rest = paragraph[after:end].lstrip()
+    if rest[:1].islower():
+        return True
+    return bool(find_citations(paragraph[previous[0]:previous[1]])[1])
+
+
+# A sentence that starts with its LaTeX or pandoc citation ("... text. \citet{x} propose ...",
+# "... text. [@x] show ..."): the splitter breaks only before a capital, a digit or a bracket.
+_CITATION_STARTS = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+(?=\\(?:" + TEX_CITE_COMMANDS + r")\b|\[@)")
+# A sentence never ends inside brackets ("(see Devlin et al., 2019, pp. 3-4)", "[@key, chap. 3]")
+# that close within this many characters of their opening.
+_MAX_BRACKETED = 400
+_BRACKET = re.compile(r"[()\[\]]")
+
+
+def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
+    """The splitter's sentences of a paragraph, with two rules of manuscripts: a break before a
+    sentence that starts with a ``\\cite`` or ``[@key]``, and none inside a citation's brackets
+    (a locator such as ``pp. 1-2`` or ``chap. 3`` ends no sentence). Linear: each character is
+    read once for its brackets."""
+    spans: list[tuple[int, int]] = []
+    for a, b in split_sentences(paragraph):
+        cut = a
+        for m in _CITATION_STARTS.finditer(paragraph, a, b):
+            stop = m.start() + len(m.group().rstrip())
+            spans.append((cut, stop))
+            cut = m.end()
+        spans.append((cut, b))
+    merged: list[tuple[int, int]] = []
+    opened: list[int] = []  # where the brackets still open in the sentence so far were opened
+    read_to = 0
+    for a, b in spans:
+        if merged and opened and a - opened[0] <= _MAX_BRACKETED:
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+            opened = []
+        for m in _BRACKET.finditer(paragraph, max(a, read_to), b):
+            if m.group() in "([":
+                opened.append(m.start())
+            elif opened:
+                opened.pop()
+        read_to = b
+    return merged
 
 
 def _paragraphs(text: str):
@@ -283,6 +356,12 @@ class CheckRow:
     meaning_cues: list[dict] = field(default_factory=list)
     # per citation marker, the document it was resolved to and why (rag_core.citations.resolution)
     resolutions: list[dict] = field(default_factory=list)
+    # every work the statement cites is absent from the collection: that is its outcome (the
+    # passages found elsewhere are for reference, its meaning unclear)
+    not_in_collection: bool = False
+    # the passages behind the verdict (or, when nothing backs it, shown for reference), with
+    # document and page: rag_core.citations.report.evidence_passages
+    evidence: list[dict] = field(default_factory=list)
 
     @property
     def resolution(self) -> str:
@@ -297,6 +376,7 @@ class CheckRow:
             "cited_sources": self.cited_sources, "misattributed": self.misattributed, "message": self.message,
             "line": self.line, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
             "resolution": self.resolution, "resolutions": self.resolutions,
+            "not_in_collection": self.not_in_collection, "outcome": outcome(self), "evidence": self.evidence,
         }
 
 
@@ -352,25 +432,84 @@ def check_statements(
     for n, statement in enumerate(items):
         if progress is not None:
             progress(n, len(items), statement.text)
-        resolutions = [resolve_citation(c, infos) for c in statement.citations]
-        cited = _cited_sources(resolutions)
-        resolved = [r.to_dict() for r in resolutions]
-        try:
-            check = verify_quote(statement.text, index, cited_sources=cited or None, n_closest=top,
-                                 cross_encoder_model=cross_encoder_model, meaning=meaning)
-        except RagCoreError as exc:  # an empty or oversized statement: report it, go on
-            rows.append(CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
-                                 statement.cited, cited, False, f"Not checked: {exc}", statement.line,
-                                 resolutions=resolved))
-            continue
-        best = check.best if check.verdict == "near_verbatim" else None
-        rows.append(CheckRow(
-            statement=statement.text, kind=statement.kind, verdict=check.verdict, source=check.source,
-            page=check.page, page_label=check.page_label, similarity=check.similarity,
-            similarity_kind=check.similarity_kind, diff=best["diff"] if best else "", cited=statement.cited,
-            cited_sources=cited, misattributed=check.misattributed, message=check.message, line=statement.line,
-            check=check, meaning=check.meaning, meaning_cues=check.meaning_cues, resolutions=resolved,
-        ))
+        rows.append(_check_one(statement, index, infos, top=top, meaning=meaning,
+                               cross_encoder_model=cross_encoder_model))
     if progress is not None:
         progress(len(items), len(items), "")
     return rows
+
+
+NOT_IN_COLLECTION_NOTE = ("The cited work is not in the collection, so the statement cannot be checked against it "
+                          "(add its PDF to check it).")
+NOT_IN_COLLECTION_MEANING = ("There is nothing to compare the statement with: the passages found are of other works, "
+                             "for reference only, not the answer.")
+
+
+def check_one_statement(
+    text: str,
+    index,
+    *,
+    documents: Sequence[dict] | None = None,
+    sources: Sequence[str] | None = None,
+    references: Sequence[Reference] = (),
+    context: int = 300,
+    top: int = 5,
+    meaning: bool = True,
+    cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+) -> CheckRow:
+    """One statement as typed or pasted (the Verify page's), read like a manuscript's: its citation
+    markers (``(Devlin et al., 2019)``, ``[3]`` through ``references``, ``\\cite{key}``) are
+    resolved to the documents they mean and checked first, and left out of the words compared
+    (nor is "et al." or a year matched); a quoted passage in it is the quote checked. Without a
+    marker it is checked as it stands. ``sources`` limits the search to those documents."""
+    index_of_references = ReferenceIndex(references)
+    citations, spans = find_citations(text, index_of_references)
+    if citations:
+        claim = without_markers(text, spans)
+        quotes = [" ".join(q.split()).strip(" ,") for q in quoted_passages(claim)
+                  if len(q.strip().split()) >= MIN_QUOTE_WORDS]
+        statement = Statement(text=quotes[0] if quotes else claim, kind="quote" if quotes else "claim",
+                              sentence=" ".join(text.split()), citations=citations)
+    else:
+        statement = Statement(text=text, kind="claim", sentence=text)
+    infos = _document_infos(index, documents) if citations else []
+    return _check_one(statement, index, infos, top=top, meaning=meaning, cross_encoder_model=cross_encoder_model,
+                      sources=list(sources) if sources else None, context=context)
+
+
+def cited_work_absent(resolutions: Sequence[Resolution | dict]) -> bool:
+    """Whether a statement cites, and every work it cites is not in the collection."""
+    statuses = [r.status if isinstance(r, Resolution) else r.get("status") for r in resolutions]
+    return bool(statuses) and all(s == "not_in_collection" for s in statuses)
+
+
+def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, meaning: bool,
+               cross_encoder_model: str, sources=None, context: int = 300) -> CheckRow:
+    """One statement checked: its citations resolved, the cited documents first; a statement whose
+    cited works are all absent has that as its outcome (its meaning unclear, the passages found
+    elsewhere kept for reference only)."""
+    resolutions = [resolve_citation(c, infos) for c in statement.citations]
+    cited = _cited_sources(resolutions)
+    resolved = [r.to_dict() for r in resolutions]
+    absent = cited_work_absent(resolutions)
+    try:
+        check = verify_quote(statement.text, index, sources=sources, cited_sources=cited or None, n_closest=top,
+                             context=context, cross_encoder_model=cross_encoder_model, meaning=meaning)
+    except RagCoreError as exc:  # an empty or oversized statement: report it, go on
+        return CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
+                        statement.cited, cited, False, f"Not checked: {exc}", statement.line,
+                        resolutions=resolved, not_in_collection=absent)
+    if absent:
+        check.message = f"{NOT_IN_COLLECTION_NOTE} {check.message}"
+        check.meaning, check.meaning_cues, check.meaning_note = "unclear", [], NOT_IN_COLLECTION_MEANING
+        check.meaning_sentence = None
+    best = check.best if check.verdict == "near_verbatim" else None
+    checked = check.to_dict()
+    return CheckRow(
+        statement=statement.text, kind=statement.kind, verdict=check.verdict, source=check.source,
+        page=check.page, page_label=check.page_label, similarity=check.similarity,
+        similarity_kind=check.similarity_kind, diff=best["diff"] if best else "", cited=statement.cited,
+        cited_sources=cited, misattributed=check.misattributed, message=check.message, line=statement.line,
+        check=check, meaning=check.meaning, meaning_cues=check.meaning_cues, resolutions=resolved,
+        not_in_collection=absent, evidence=evidence_passages(checked, for_reference=absent),
+    )

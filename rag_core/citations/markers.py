@@ -27,7 +27,7 @@ import re2
 from rag_core.citations.references import Reference, entry_number
 
 __all__ = ["Citation", "ReferenceIndex", "find_citations", "linear", "parse_citations", "quoted_passages",
-           "without_markers"]
+           "with_reference", "without_markers"]
 
 # Python's \w, \s and \d (str patterns), for RE2, whose own are ASCII.
 WORD = r"\p{L}\p{N}_"
@@ -53,6 +53,11 @@ class Citation:
     doi: str | None = None  # the cited work's identifiers, when its record gives them
     arxiv_id: str | None = None
     via: str | None = None  # the record it was resolved through ("refs.bib entry lewis2020", "Zotero field code")
+    first_initial: str | None = None  # the first author's initial, when its entry gives it ("M." Lewis)
+    year_suffix: str | None = None  # "a" of "(Lewis et al., 2020a)"
+    # the entries it may mean when the list has several with its first author and year and the
+    # marker does not say which (two Lewis 2020 entries, "\cite{lewis2020}" in neither's key)
+    alternatives: list[Reference] = field(default_factory=list)
 
     def label(self) -> str:
         if self.reference:
@@ -65,7 +70,10 @@ TEX_CITE = linear(rf"\\(?:{TEX_CITE_COMMANDS})\*?(?:\[[^\]]*\]){{0,2}}\{{([^}}]*
 # pandoc's citations: [@key], [@key; @key2, p. 3], [see @key]; a key starts with a letter, digit or _.
 PANDOC = linear(rf"\[([^\[\]@]{{0,80}}@[{WORD}][^\[\]]{{0,1000}})\]")
 PANDOC_KEY = linear(rf"-?@([{WORD}][{WORD}:.#$%&\-+?<>~/]*[{WORD}]|[{WORD}])")
-NUMERIC = linear(rf"\[({DIGIT}+(?:{SPACE}*[-\x{{2013}},]{SPACE}*{DIGIT}+)*)\]")
+# A locator may follow the numbers: "[4, pp. 4-5]", "[3, p. 7]", "[2, chap. 3]", "[5, Sec. 2]".
+_LOCATOR = r"(?:pp?|pages?|chap|ch|chapter|sec|sect|section|\x{a7}|fig|figs|eq|tab|table|vol|para|art|n)\.?"
+NUMERIC = linear(rf"\[({DIGIT}+(?:{SPACE}*[-\x{{2013}},]{SPACE}*{DIGIT}+)*)"
+                 rf"(?:,{SPACE}*(?i:{_LOCATOR}){SPACE}*[^\[\]]{{0,40}})?\]")
 _NAME = rf"[A-Z][{WORD}'\x{{2019}}\-]+"
 _NAMES = rf"{_NAME}(?:{SPACE}+(?:and|&){SPACE}+{_NAME})?(?:{SPACE}+et{SPACE}+al\.?)?"
 _YEAR = rf"(?:19|20){DIGIT}{{2}}"
@@ -80,6 +88,7 @@ _NARRATIVE_NAMES, _NARRATIVE_YEAR = _NARRATIVE.groupindex["names"], _NARRATIVE.g
 _AUTHOR_YEAR_NAMES, _AUTHOR_YEAR_YEAR = _AUTHOR_YEAR.groupindex["names"], _AUTHOR_YEAR.groupindex["year"]
 _ET_AL = re.compile(r"\s+et\s+al\.?")
 _AND = re.compile(r"\s+(?:and|&)\s+")
+_ET_AL_OR_OTHERS = re.compile(r"\bet\s+al\b|\band\s+others\b")
 _RANGE = re.compile(r"(\d+)\s*[-\u2013]\s*(\d+)")
 _KEY_GUESS = re.compile(r"([A-Za-z]+?)[_:\-]?((?:19|20)\d{2})")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
@@ -96,32 +105,62 @@ class ReferenceIndex:
     def __init__(self, references: Sequence[Reference] = ()):
         self.references = list(references)
         self.by_key = {r.key: r for r in self.references if r.key}
-        self.by_surname: dict[str, Reference] = {}
-        self.by_surname_year: dict[tuple[str, int | None], Reference] = {}
+        self.by_surname: dict[str, list[Reference]] = {}
+        self.by_surname_year: dict[tuple[str, int | None], list[Reference]] = {}
         for reference in self.references:
             if reference.surnames:
                 surname = reference.surnames[0].lower()
-                self.by_surname.setdefault(surname, reference)
-                self.by_surname_year.setdefault((surname, reference.year), reference)
+                self.by_surname.setdefault(surname, []).append(reference)
+                self.by_surname_year.setdefault((surname, reference.year), []).append(reference)
 
     def resolve(self, citation: Citation) -> Citation:
-        """``citation`` with the entry it points to (by key, else by first surname and year)."""
+        """``citation`` with the entry it points to (by key, else by first surname and year). When
+        several entries have its first author and year and the marker does not tell them apart
+        (by its year's letter, "2020a"), none is chosen: they are its ``alternatives``."""
         ref = self.by_key.get(citation.key) if citation.key else None
         if ref is None and citation.surnames and self.references:
             wanted = citation.surnames[0].lower()
-            ref = (self.by_surname.get(wanted) if citation.year is None
-                   else self.by_surname_year.get((wanted, citation.year)))
-        if ref is not None:
-            citation.reference = ref.text
-            if ref.via:  # a record (a .bib entry, a field code): its authors and year are the work's
-                citation.surnames = list(ref.surnames) or citation.surnames
-                citation.year = ref.year or citation.year
-            else:
-                citation.surnames = citation.surnames or list(ref.surnames)
-                citation.year = citation.year or ref.year
-            citation.title = ref.title
-            citation.doi, citation.arxiv_id, citation.via = ref.doi, ref.arxiv_id, ref.via
-        return citation
+            found = (self.by_surname.get(wanted, []) if citation.year is None
+                     else self.by_surname_year.get((wanted, citation.year), []))
+            if len(found) > 1 and citation.year_suffix:
+                found = [r for r in found if r.year_suffix == citation.year_suffix] or found
+            if len(found) > 1 and citation.first_initial:  # APA's "(M. Lewis et al., 2020)"
+                found = [r for r in found if r.first_initial == citation.first_initial] or found
+            if len(found) > 1 and citation.key is None:  # "Devlin et al." is not "Devlin and Marsh"
+                found = [r for r in found if _authors_fit(r, citation)] or found
+            if len(found) > 1:
+                citation.alternatives = list({id(r): r for r in found}.values())
+                return citation
+            ref = found[0] if found else None
+        return with_reference(citation, ref) if ref is not None else citation
+
+
+def _authors_fit(reference: Reference, citation: Citation) -> bool:
+    """Whether an entry has the authors an author-year marker names: "Devlin et al." three or
+    more, "Devlin and Marsh" two with Marsh second, "Devlin" one."""
+    if _ET_AL.search(citation.marker):
+        return len(reference.surnames) >= 3 or bool(_ET_AL_OR_OTHERS.search(reference.text))
+    if len(citation.surnames) == 2:
+        return len(reference.surnames) == 2 and reference.surnames[1].lower() == citation.surnames[1].lower()
+    return len(reference.surnames) == 1
+
+
+def with_reference(citation: Citation, ref: Reference) -> Citation:
+    """``citation`` completed from the entry it points to: a record's (a .bib entry's, a field
+    code's) authors and year are the work's; a typed list's fill in what the marker lacks."""
+    citation.reference = ref.text
+    if ref.via:
+        citation.surnames = list(ref.surnames) or citation.surnames
+        citation.year = ref.year or citation.year
+        citation.first_initial = ref.first_initial or citation.first_initial
+    else:
+        citation.surnames = citation.surnames or list(ref.surnames)
+        citation.year = citation.year or ref.year
+        if not citation.first_initial and ref.surnames[:1] == citation.surnames[:1]:
+            citation.first_initial = ref.first_initial
+    citation.title = ref.title
+    citation.doi, citation.arxiv_id, citation.via = ref.doi, ref.arxiv_id, ref.via
+    return citation
 
 
 _NO_REFERENCES = ReferenceIndex()
@@ -211,21 +250,41 @@ def find_citations(sentence: str, references: ReferenceIndex = _NO_REFERENCES
             continue
         names, year = m.group(_NARRATIVE_NAMES), m.group(_NARRATIVE_YEAR)
         spans.append((m.start(_NARRATIVE_YEAR) - 1, m.end()))
-        found.append(references.resolve(Citation(marker=f"{names} ({year})", surnames=_name_list(names),
-                                                 year=int(year))))
+        letter = _year_letter(sentence, m.end(_NARRATIVE_YEAR))
+        found.append(references.resolve(Citation(marker=f"{names} ({year}{letter or ''})", surnames=_name_list(names),
+                                                 year=int(year), year_suffix=letter)))
     covered = _Covered(spans)
     for m in _PAREN.finditer(sentence):
         if m.start() in covered:
             continue
-        items = [inner for inner in (_AUTHOR_YEAR.search(item) for item in m.group(1).split(";")) if inner]
+        items = [(item, inner) for item, inner in ((item, _AUTHOR_YEAR.search(item)) for item in m.group(1).split(";"))
+                 if inner]
         if not items:
             continue
         spans.append(m.span())
-        for inner in items:
+        for item, inner in items:
             names, year = inner.group(_AUTHOR_YEAR_NAMES), inner.group(_AUTHOR_YEAR_YEAR)
-            found.append(references.resolve(Citation(marker=f"({names}, {year})", surnames=_name_list(names),
-                                                     year=int(year))))
+            initial = _initial_before(item, inner.start(_AUTHOR_YEAR_NAMES))
+            letter = _year_letter(item, inner.end(_AUTHOR_YEAR_YEAR))
+            found.append(references.resolve(Citation(
+                marker=f"({initial + '. ' if initial else ''}{names}, {year}{letter or ''})",
+                surnames=_name_list(names), year=int(year), year_suffix=letter, first_initial=initial)))
     return found, spans
+
+
+_INITIAL_BEFORE = re.compile(r"(?:^|[\s(])([A-Z])\.\s*$")
+
+
+def _initial_before(text: str, start: int) -> str | None:
+    """The initial written before a cited surname ("M." of APA's "(M. Lewis et al., 2020)"), or None."""
+    m = _INITIAL_BEFORE.search(text[max(0, start - 4):start])
+    return m.group(1) if m else None
+
+
+def _year_letter(text: str, end: int) -> str | None:
+    """The letter right after a year ("a" of "2020a"), or None."""
+    letter = text[end:end + 1]
+    return letter if "a" <= letter <= "z" else None
 
 
 def parse_citations(text: str, *, references: Sequence[Reference] | ReferenceIndex = ()) -> list[Citation]:

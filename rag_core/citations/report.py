@@ -23,9 +23,13 @@ from collections.abc import Mapping, Sequence
 
 __all__ = [
     "EXPORT_COLUMNS",
+    "OUTCOMES",
+    "OUTCOME_LABELS",
     "SEVERITY_LEVELS",
     "by_severity",
     "cues_text",
+    "evidence_passages",
+    "outcome",
     "rows_to_csv",
     "rows_to_html",
     "rows_to_json",
@@ -33,11 +37,15 @@ __all__ = [
 ]
 
 EXPORT_COLUMNS = ("statement", "kind", "verdict", "source", "page", "page_label", "similarity", "diff", "cited",
-                  "cited_sources", "resolution", "misattributed", "message", "line", "meaning", "meaning_cues")
+                  "cited_sources", "resolution", "misattributed", "message", "line", "outcome", "evidence",
+                  "meaning", "meaning_cues")
 SEVERITY_LEVELS = (
-    "meaning changed", "not found", "misattributed", "related (close in meaning, not confirmed)",
-    "near verbatim, meaning holds", "verbatim",
+    "meaning changed", "not found, or the cited work not in the collection", "misattributed",
+    "related (close in meaning, not confirmed)", "near verbatim, meaning holds", "verbatim",
 )
+# A statement's outcome: its verdict, unless every work it cites is absent from the collection.
+OUTCOMES = ("verbatim", "near_verbatim", "related", "not_found", "not_in_collection")
+OUTCOME_LABELS = {"not_in_collection": "not in collection"}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -49,12 +57,20 @@ def _as_dicts(rows: Sequence) -> list[dict]:
     return [_as_dict(row) for row in rows]
 
 
+def outcome(row) -> str:
+    """A row's outcome (:data:`OUTCOMES`): "not_in_collection" when every work it cites is absent
+    from the collection (what was found elsewhere is for reference only), else its verdict."""
+    if isinstance(row, Mapping):
+        return "not_in_collection" if row.get("not_in_collection") else str(row.get("verdict") or "")
+    return "not_in_collection" if getattr(row, "not_in_collection", False) else str(getattr(row, "verdict", ""))
+
+
 def severity(row) -> int:
     """The rank of a row in :data:`SEVERITY_LEVELS` (0: look at it first)."""
     row = row if isinstance(row, Mapping) else _as_dict(row)
     if row.get("meaning") == "changed":
         return 0
-    if row.get("verdict") == "not_found":
+    if row.get("verdict") == "not_found" or row.get("not_in_collection"):
         return 1
     if row.get("misattributed"):
         return 2
@@ -83,7 +99,7 @@ def _cell(value) -> object:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):
-        value = "; ".join(str(v) for v in value)
+        value = "; ".join(_evidence_text(v) if isinstance(v, Mapping) else str(v) for v in value)
     if isinstance(value, (int, float)):
         return value
     text = str(value)
@@ -115,6 +131,7 @@ _VERDICT_STYLE = {
     "near_verbatim": ("#fff4e0", "#9a5b00", "Near verbatim"),
     "related": ("#e8f0fe", "#1a4fa0", "Related: close in meaning, not confirmed"),
     "not_found": ("#fde8e8", "#a12626", "Not found"),
+    "not_in_collection": ("#f3e8fd", "#6a1b9a", "Cited work not in collection"),
 }
 _MEANING_STYLE = {
     "changed": ("#fde8e8", "#a12626", "Meaning changed"),
@@ -140,25 +157,26 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
     text from the manuscript or the documents is HTML-escaped."""
     esc = html.escape
     data = _as_dicts(rows)
-    counts = {v: sum(1 for r in data if r.get("verdict") == v) for v in _VERDICT_STYLE}
+    counts = {v: sum(1 for r in data if outcome(r) == v) for v in _VERDICT_STYLE}
     summary = " · ".join(f"{_VERDICT_STYLE[v][2].split(':')[0]}: {n}" for v, n in counts.items())
     misattributed = sum(1 for r in data if r.get("misattributed"))
     changed = sum(1 for r in data if r.get("meaning") == "changed")
     body = []
     for position in by_severity(data):
         row, n = data[position], position + 1
-        background, colour, label = _VERDICT_STYLE.get(row.get("verdict"), ("#eee", "#333", str(row.get("verdict"))))
+        background, colour, label = _VERDICT_STYLE.get(outcome(row), ("#eee", "#333", str(row.get("verdict"))))
         m_background, m_colour, m_label = _MEANING_STYLE.get(row.get("meaning"), ("#eee", "#333", "Meaning: ?"))
         if row.get("meaning") == "same" and row.get("verdict") in ("related", "not_found"):
             m_background, m_colour, m_label = (*_MEANING_STYLE["unclear"][:2], "No conflict found (not confirmed)")
-        found = row.get("verdict") != "not_found"  # a closest passage is not evidence: no document named
+        # a closest passage is not evidence, nor a passage of a work the statement does not cite
+        found = row.get("verdict") != "not_found" and not row.get("not_in_collection")
         page = row.get("page") if found else None
         where = esc(str(row.get("source") or "")) if found else ""
         if page is not None:
             where += f", p.&nbsp;{esc(str(page))}"
             if row.get("page_label") and str(row.get("page_label")) != str(page):
                 where += f" (printed {esc(str(row['page_label']))})"
-        similarity = row.get("similarity")
+        similarity = row.get("similarity") if not row.get("not_in_collection") else None  # another work's score
         flag = ' <span class="mis">found in a different document than the one cited</span>' \
             if row.get("misattributed") else ""
         body.append(
@@ -171,6 +189,9 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
             f'<td>{esc(str(row.get("diff") or ""))}</td>'
             f'<td>{esc(str(row.get("resolution") or row.get("cited") or ""))}</td></tr>'
         )
+        passages = row.get("evidence") or []
+        if passages:
+            body.append(f'<tr class="evidence"><td></td><td colspan="7">{_evidence_html(passages)}</td></tr>')
     style = (
         "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em;color:#222}"
         "table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:6px 8px;vertical-align:top;"
@@ -178,6 +199,9 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
         ".verdict{display:inline-block;padding:2px 8px;border-radius:10px;font-weight:600}"
         ".msg{color:#555;font-size:12px;margin-top:4px}.mis{display:block;color:#a12626;font-size:12px;"
         "font-weight:600;margin-top:4px}.cue{font-size:12px;margin-top:4px}"
+        "td{overflow-wrap:anywhere;word-break:break-word}tr.evidence td{border-top:none;background:#fafafa}"
+        ".passage{font-size:13px;margin:4px 0 8px;line-height:1.45}.passage .where{font-weight:600;color:#333}"
+        ".passage.ref .where{color:#6a1b9a}mark{background:#fff3a3;padding:0 1px}"
     )
     generated = time.strftime("%Y-%m-%d %H:%M")
     return (
@@ -192,3 +216,86 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
         + "".join(body) +
         "</tbody></table></body></html>\n"
     )
+
+
+# --------------------------------------------------------------------------- evidence
+
+_EVIDENCE_CONTEXT = 300  # characters of the passage kept on each side of its marked part
+_EVIDENCE_PASSAGES = 3  # close passages carried for a related or not-found statement
+
+
+def evidence_passages(check: Mapping | None, *, for_reference: bool = False) -> list[dict]:
+    """The passages behind a check's verdict, each ``{"role", "source", "page", "page_label",
+    "text", "mark"}``: a verbatim quote's first place, a near-verbatim one's aligned passage, a
+    related one's close passages (their best sentence marked). ``role`` is "evidence" (verbatim,
+    near verbatim), "close in meaning" (related: read it to judge), or "for reference" when nothing
+    backs the verdict (not found) or the statement's cited work is not in the collection
+    (``for_reference``). ``mark`` is ``[start, end]`` in ``text``, or None."""
+    if not check:
+        return []
+    verdict = check.get("verdict")
+    role = ("for reference" if for_reference or verdict == "not_found"
+            else "close in meaning" if verdict == "related" else "evidence")
+    if verdict == "verbatim" and check.get("hits"):
+        places = [check["hits"][0]]
+    elif verdict == "near_verbatim" and check.get("best"):
+        places = [check["best"]]
+    else:
+        places = list(check.get("closest") or [])[:_EVIDENCE_PASSAGES]
+    out = []
+    for place in places:
+        text, mark = _marked_window(place)
+        if not text:
+            continue
+        out.append({"role": role, "source": place.get("source"),
+                    "page": place.get("sentence_page") or place.get("page") or place.get("page_start"),
+                    "page_label": place.get("sentence_page_label") or place.get("page_label"),
+                    "text": text, "mark": mark})
+    return out
+
+
+def _marked_window(place: Mapping) -> tuple[str, list[int] | None]:
+    """A place's text around its marked part (a close passage's best sentence, a hit's match)."""
+    text = str(place.get("text") or "")
+    start, end = place.get("sentence_start"), place.get("sentence_end")
+    if not (text and isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+        text = str(place.get("snippet") or place.get("text") or "")
+        match = str(place.get("match") or "")
+        found = text.find(match) if match else -1
+        if found < 0:
+            return " ".join(text.split())[:2 * _EVIDENCE_CONTEXT], None
+        start, end = found, found + len(match)
+    lo, hi = max(0, start - _EVIDENCE_CONTEXT), min(len(text), end + _EVIDENCE_CONTEXT)
+    head, tail = ("\u2026" if lo > 0 else ""), ("\u2026" if hi < len(text) else "")
+    return head + text[lo:hi] + tail, [start - lo + len(head), end - lo + len(head)]
+
+
+def _where(passage: Mapping) -> str:
+    where = str(passage.get("source") or "?")
+    if passage.get("page") is not None:
+        where += f", p. {passage['page']}"
+        if passage.get("page_label") and str(passage["page_label"]) != str(passage["page"]):
+            where += f" (printed {passage['page_label']})"
+    return where
+
+
+def _evidence_text(passage: Mapping) -> str:
+    """A passage in one line for a CSV cell: "for reference: a.pdf, p. 3: ...text..."."""
+    return f"{passage.get('role') or 'evidence'}: {_where(passage)}: {' '.join(str(passage.get('text') or '').split())}"
+
+
+def _evidence_html(passages: Sequence[Mapping]) -> str:
+    esc = html.escape
+    out = []
+    for passage in passages:
+        text, mark = str(passage.get("text") or ""), passage.get("mark")
+        if isinstance(mark, (list, tuple)) and len(mark) == 2 and 0 <= mark[0] < mark[1] <= len(text):
+            shown = f"{esc(text[:mark[0]])}<mark>{esc(text[mark[0]:mark[1]])}</mark>{esc(text[mark[1]:])}"
+        else:
+            shown = esc(text)
+        reference = passage.get("role") == "for reference"
+        lead = {"for reference": "For reference (not evidence): ",
+                "close in meaning": "Close in meaning (read it to judge): "}.get(str(passage.get("role")), "Evidence: ")
+        out.append(f'<div class="passage{" ref" if reference else ""}"><span class="where">{esc(lead)}'
+                   f'{esc(_where(passage))}</span><br>{shown}</div>')
+    return "".join(out)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from rag_core.records.record import name_key, surname_matches, title_key
+from rag_core.records.record import name_key, split_name, surname_matches, title_key
 from rag_core.settings import RECORD_TITLE_MATCH
 
 __all__ = ["RESOLUTION_STATUSES", "Resolution", "resolutions_text", "resolve_citation"]
@@ -95,17 +95,24 @@ def _decided(marker: str, fits: list[str], why: str) -> Resolution:
     return Resolution(marker, "ambiguous", None, fits, why)
 
 
-def _first_author_fits(surname: str, doc: dict) -> tuple[float, str] | None:
+def _first_author_fits(surname: str, doc: dict, initial: str | None = None) -> tuple[float, str] | None:
+    """How well the document's first author fits the cited one: by surname (and, when the citation
+    gives the first author's initial and the record a first name, that initial: "M. Lewis" is
+    not Patrick Lewis)."""
     authors = [a for a in (doc.get("authors") or []) if isinstance(a, str) and a.split()]
     if authors:
         first = authors[0]
         if surname_matches(first, surname):
-            return 2.0, "first author"
-        last = name_key(first.split()[-1])
-        wanted = name_key(surname)
-        if last.startswith(wanted) and len(last) - len(wanted) == 1:
-            return 1.5, "first author (a mark glued to the name)"
-        return None
+            fit = 2.0, "first author"
+        else:
+            last = name_key(first.split()[-1])
+            wanted = name_key(surname)
+            if not (last.startswith(wanted) and len(last) - len(wanted) == 1):
+                return None
+            fit = 1.5, "first author (a mark glued to the name)"
+        if initial and not _initial_fits(first, initial):
+            return None
+        return fit
     opening = doc.get("first_page") or ""
     words = {name_key(w) for w in re.findall(r"[^\W\d_][\w'\u2019\-]*", opening[:_OPENING_CHARS])}
     if name_key(surname) in words:
@@ -113,12 +120,111 @@ def _first_author_fits(surname: str, doc: dict) -> tuple[float, str] | None:
     return None
 
 
+def _initial_fits(name: str, initial: str) -> bool:
+    """Whether a name's first name starts with ``initial`` (true when the name has no first name)."""
+    given = split_name(name)[0]
+    letters = name_key(given)
+    return not letters or letters[0] == name_key(initial)[:1]
+
+
+def _title_fit(title: str, doc: dict) -> float | None:
+    """How well a title read from the citation's entry agrees with the document, or None when it
+    disagrees: its words (small words aside; "pre-training" = "pretraining"; a spelling a letter
+    or two apart counts) are nearly all words of the document's recorded title, so a shortened
+    title agrees and "Sparse passage expansion for open-domain QA" is not "Dense passage retrieval
+    for open-domain QA". A document whose recorded title disagrees (or that has none) still
+    agrees when the cited title stands, nearly letter for letter, in its opening lines."""
+    from rapidfuzz import fuzz
+
+    wanted = _title_words(title)
+    if not wanted:
+        return 1.0
+    if doc.get("title"):
+        share = _share_found(wanted, _title_words(doc["title"]))
+        if share >= _TITLE_WORDS_FOUND:
+            return share
+    cited = title_key(title)
+    opening = title_key((doc.get("first_page") or "")[:_TITLE_OPENING_CHARS])
+    if len(cited) >= _TITLE_MIN_CHARS and len(cited) <= len(opening):
+        aligned = fuzz.partial_ratio(cited, opening) / 100
+        if aligned >= _TITLE_IN_OPENING:
+            return aligned
+    return None
+
+
+def _title_words(title: str) -> list[str]:
+    """A title's words as compared: folded, hyphens joined ("pre-training" is "pretraining"),
+    small words left out."""
+    folded = title_key(str(title).replace("-", "").replace("\u2010", ""))
+    return [w for w in folded.split() if w not in _SMALL_WORDS]
+
+
+def _share_found(wanted: list[str], words: list[str]) -> float:
+    """The share of ``wanted`` found among ``words`` (a plural's s, or one letter in six, apart)."""
+    from rapidfuzz import fuzz
+
+    have = set(words)
+    found = 0
+    for word in wanted:
+        if word in have or word.rstrip("s") in {w.rstrip("s") for w in have} \
+                or (len(word) >= 6 and any(fuzz.ratio(word, w) >= 84 for w in have)):
+            found += 1
+    return found / len(wanted)
+
+
+_SMALL_WORDS = frozenset({"a", "an", "the", "of", "for", "and", "in", "on", "to", "with", "by", "from", "via", "at",
+                          "is", "are", "as", "or", "its", "into"})
+_TITLE_WORDS_FOUND = 0.8  # the share of a cited title's words that the document's title must have
+_TITLE_IN_OPENING = 0.9  # the cited title aligned inside the document's opening lines
+_TITLE_MIN_CHARS = 20
+_TITLE_OPENING_CHARS = 600
+
+
+def _citation_of(citation, reference) -> object:
+    """A copy of ``citation`` resolved through one of its alternative entries."""
+    from rag_core.citations.markers import with_reference
+
+    return with_reference(replace(citation, alternatives=[], reference=None, title=None, doi=None, arxiv_id=None,
+                                  via=None, first_initial=None), reference)
+
+
+def _among_alternatives(citation, infos: Sequence[dict]) -> Resolution:
+    """A marker that may mean any of several entries (two Lewis 2020 entries): ambiguous between
+    the documents any of them is, or not in collection when none is."""
+    alternatives = citation.alternatives
+    found = [resolve_citation(_citation_of(citation, ref), infos) for ref in alternatives]
+    sources = _sources_of(found)
+    surname = citation.surnames[0] if citation.surnames else "?"
+    files = {str(ref.via).rsplit(" entry ", 1)[0] for ref in alternatives if ref.via and " entry " in str(ref.via)}
+    where = next(iter(files)) if len(files) == 1 else "the reference list"
+    which = f"{len(alternatives)} entries of {where} are {surname} {citation.year or ''}".rstrip()
+    titles = "; ".join(_short(ref.title or ref.text) for ref in alternatives[:4])
+    if not sources:
+        return Resolution(citation.marker, "not_in_collection",
+                          why=f"{which} ({titles}) and none is in the collection")
+    return Resolution(citation.marker, "ambiguous", None, sources,
+                      why=f"{which} ({titles}); the marker does not say which")
+
+
+def _short(text: str, chars: int = 60) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= chars else text[:chars - 1].rstrip() + "\u2026"
+
+
+def _sources_of(resolutions: Sequence[Resolution]) -> list[str]:
+    sources: list[str] = []
+    for resolution in resolutions:
+        if resolution.status in ("matched", "ambiguous"):
+            sources.extend(s for s in resolution.candidates if s not in sources)
+    return sources
+
+
 def resolve_citation(citation, infos: Sequence[dict]) -> Resolution:
     """The document ``citation`` (a :class:`rag_core.citations.markers.Citation`) means among
     ``infos`` (per document: ``source``, ``title``, ``authors``, ``year``, ``doi``, ``arxiv_id``,
     ``first_page``)."""
-    from rapidfuzz import fuzz
-
+    if getattr(citation, "alternatives", None):
+        return _among_alternatives(citation, infos)
     found = _by_identifier(citation, infos) or _by_title(citation, infos)
     if found:
         return found
@@ -128,7 +234,9 @@ def resolve_citation(citation, infos: Sequence[dict]) -> Resolution:
         return Resolution(citation.marker, "unresolved", why="no author or year to look for")
     surname = citation.surnames[0]
     year = citation.year
+    initial = getattr(citation, "first_initial", None)
     scored: list[tuple[float, str, str, str]] = []
+    blocked: list[str] = []  # documents whose first author and year fit, but not the initial or the title
     for doc in infos:
         fit = _first_author_fits(surname, doc)
         if fit is None:
@@ -148,20 +256,33 @@ def resolve_citation(citation, infos: Sequence[dict]) -> Resolution:
                 note = f"the document's year is {doc_year}: one off, tolerated (arXiv and venue years differ)"
         elif year is not None:
             why += " (the document's year is unknown)"
+        if initial and _first_author_fits(surname, doc, initial) is None:
+            blocked.append(f"{doc['source']} is by {_first_author(doc)}, not {initial}. {surname}")
+            continue
+        if initial and doc.get("authors"):
+            why = why.replace(f" {surname}", f" {initial}. {surname}", 1)
         if citation.title:
-            against = doc.get("title") or (doc.get("first_page") or "")[:400]
-            similarity = fuzz.token_set_ratio(citation.title.lower(), against.lower())
-            if similarity < 60:
+            agreement = _title_fit(citation.title, doc)
+            if agreement is None:
+                blocked.append(f"{doc['source']} has another title than \u201c{_short(citation.title)}\u201d")
                 continue
-            score += similarity / 100
+            score += agreement
+            why += " + title"
         scored.append((score, doc["source"], why, note))
     if not scored:
-        return Resolution(citation.marker, "not_in_collection",
-                          why=f"no document's first author is {surname}"
-                              f"{f' with a year within one of {year}' if year else ''}")
+        wanted = f"{initial}. {surname}" if initial else surname
+        why = f"no document's first author is {wanted}{f' with a year within one of {year}' if year else ''}"
+        if blocked:
+            why += f" ({'; '.join(blocked[:3])})"
+        return Resolution(citation.marker, "not_in_collection", why=why)
     scored.sort(key=lambda t: -t[0])
     best = [t for t in scored if t[0] == scored[0][0]]
     if len(best) > 1:
         return Resolution(citation.marker, "ambiguous", None, [t[1] for t in best], best[0][2])
     _, source, why, note = scored[0]
     return Resolution(citation.marker, "matched", source, [source], why, note)
+
+
+def _first_author(doc: dict) -> str:
+    authors = [a for a in (doc.get("authors") or []) if isinstance(a, str) and a.split()]
+    return " ".join(authors[0].split()) if authors else "?"

@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 
 from rag_core.citations.manuscript import Reference, Statement, parse_citations
 from rag_core.citations.markers import ReferenceIndex
-from rag_core.citations.report import by_severity, cues_text
+from rag_core.citations.report import OUTCOME_LABELS, OUTCOMES, by_severity, cues_text, outcome
 from rag_core.citations.verdicts import VERDICTS
 from rag_core.output.render import literal_html, page_label, snippet
 from rag_core.text.folding import normalize_for_matching
@@ -37,10 +37,13 @@ __all__ = [
     "folding_text",
     "match_spans",
     "meaning_lead",
+    "outcome_counts",
     "pasted_kind",
     "place_page",
+    "references_summary",
     "report_file_stem",
     "report_records",
+    "report_row_height",
     "sentence_window",
     "statement_option",
     "statement_records",
@@ -96,14 +99,26 @@ def verdict_counts(rows: Iterable[Mapping]) -> dict[str, int]:
     return counts
 
 
+def outcome_counts(rows: Iterable[Mapping]) -> dict[str, int]:
+    """How many rows have each outcome (:data:`rag_core.citations.report.OUTCOMES`: the verdicts, and
+    "not_in_collection" for a statement whose every cited work is absent), every outcome present."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for row in rows:
+        found = outcome(row)
+        if found in counts:
+            counts[found] += 1
+    return counts
+
+
 def verdict_summary(rows: Sequence[Mapping]) -> str:
-    """ "31 statements: 18 verbatim · 5 near_verbatim · 3 related · 5 not_found · 2 misattributed ·
-    4 meaning changed"."""
-    counts = verdict_counts(rows)
+    """ "31 statements: 18 verbatim · 5 near_verbatim · 3 related · 4 not_found · 1 not in collection ·
+    2 misattributed · 4 meaning changed" (a statement whose cited work is not in the collection
+    counts there, not under the verdict of what was found elsewhere)."""
+    counts = outcome_counts(rows)
     misattributed = sum(1 for row in rows if row.get("misattributed"))
     changed = sum(1 for row in rows if row.get("meaning") == "changed")
-    parts = [f"{n} {verdict}" for verdict, n in counts.items()] + [f"{misattributed} misattributed",
-                                                                    f"{changed} meaning changed"]
+    parts = [f"{n} {OUTCOME_LABELS.get(kind, kind)}" for kind, n in counts.items()] + [
+        f"{misattributed} misattributed", f"{changed} meaning changed"]
     return f"{len(rows)} statement{'s' if len(rows) != 1 else ''}: " + " · ".join(parts)
 
 
@@ -250,19 +265,20 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
     records = []
     for position in by_severity(rows):
         n, row = position + 1, rows[position]
-        # a not_found row's document is only the closest passage's: left out of the table
-        source = row.get("source") if row.get("verdict") != "not_found" else None
+        # a not_found row's document is only the closest passage's, a not-in-collection row's is not
+        # the cited work: left out of the table
+        source = row.get("source") if row.get("verdict") != "not_found" and not row.get("not_in_collection") else None
         has_page = bool(source and row.get("page"))
         records.append({
             "#": n,
             "statement": row.get("statement") or "",
-            "verdict": row.get("verdict") or "",
+            "verdict": outcome(row),
             "meaning": row.get("meaning") or "",
             "meaning cues": cues_text(row.get("meaning_cues")),
             "document": (titles.get(source) or source or "") if source else "",
             "page": row.get("page") if has_page else None,
             "printed page": str(row.get("page_label") or "") if has_page else "",
-            "similarity": row.get("similarity"),
+            "similarity": row.get("similarity") if not row.get("not_in_collection") else None,
             "changed words": row.get("diff") or "",
             "cited": row.get("cited") or "",
             "cited \u2192 matched to": row.get("resolution") or "",
@@ -274,7 +290,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
 def statement_option(n: int, row: Mapping) -> str:
     """ "#3 · near_verbatim · meaning changed · However, building the FAISS index…" (a choice in a select box)."""
     meaning = " · meaning changed" if row.get("meaning") == "changed" else ""
-    return f"#{n} · {row.get('verdict')}{meaning} · {snippet(str(row.get('statement') or ''), chars=70)}"
+    return f"#{n} · {outcome(row)}{meaning} · {snippet(str(row.get('statement') or ''), chars=70)}"
 
 
 def cues_html(cues: Sequence[Mapping] | None) -> str:
@@ -371,3 +387,69 @@ def evidence_target(row: Mapping) -> dict:
             target[key] = [{"page": s.get("page"), "page_label": s.get("page_label"), "text": s.get("text")}
                            for s in target[key]]
     return target
+
+
+# --------------------------------------------------------------------------- the manuscript's works
+
+
+def references_summary(references: Sequence[Reference], statements: Sequence[Statement]) -> str:
+    """What a manuscript cites and where its works are listed, each counted once: "6 works cited;
+    6 entries in its reference list; refs.bib: 7 records, 6 of them cited" (a .bib's records are
+    not more entries of the draft's own list)."""
+    cited = {(c.via or c.key or c.marker) for s in statements for c in s.citations}
+    typed = sum(1 for r in references if not r.via)
+    files: dict[str, list[str]] = {}
+    for reference in references:
+        if reference.via:
+            where, _, _ = str(reference.via).partition(" entry ")
+            files.setdefault(where, []).append(str(reference.via))
+    used = {c.via for s in statements for c in s.citations if c.via}
+    parts = [f"{len(cited)} work{'s' if len(cited) != 1 else ''} cited"]
+    if typed or not files:
+        parts.append(f"{typed} entr{'ies' if typed != 1 else 'y'} in its reference list")
+    for where, vias in files.items():
+        n = len(set(vias))
+        if "field code" in where:
+            parts.append(f"{n} work{'s' if n != 1 else ''} named by its {where}s")
+        else:
+            in_use = len(set(vias) & used)
+            parts.append(f"{where}: {n} record{'s' if n != 1 else ''}, {in_use} of them cited")
+    return "; ".join(parts)
+
+
+# Columns of the report grid that wrap, with their widths in pixels (pages/verify.py REPORT_COLUMNS).
+_WRAPPED_COLUMNS = {"statement": 210, "verdict": 124, "meaning cues": 130, "document": 140, "changed words": 100,
+                    "cited": 90, "cited \u2192 matched to": 280, "misattributed": 100}
+_CHAR_PX, _LINE_PX, _PADDING_PX = 7.4, 21, 14
+
+
+def report_row_height(records: Sequence[Mapping], *, widths: Mapping[str, int] | None = None,
+                      max_lines: int = 12) -> int:
+    """A row height (pixels) for the report grid at which its longest wrapped cell is read whole
+    (the grid gives every row one height): the lines the longest cell needs at its column's width,
+    at least three, at most ``max_lines``."""
+    widths = widths or _WRAPPED_COLUMNS
+    lines = 3
+    for record in records:
+        for column, width in widths.items():
+            text = str(record.get(column) or "")
+            if not text:
+                continue
+            per_line = max(8, int((width - 16) / _CHAR_PX))
+            lines = max(lines, _wrapped_lines(text, per_line))
+    return _PADDING_PX + _LINE_PX * min(lines, max_lines)
+
+
+def _wrapped_lines(text: str, per_line: int) -> int:
+    """How many lines ``text`` takes wrapped at word boundaries, ``per_line`` characters a line."""
+    count, used = 1, 0
+    for word in text.split():
+        need = len(word) + (1 if used else 0)
+        if used and used + need > per_line:
+            count, used = count + 1 + (len(word) - 1) // per_line, len(word) % per_line or per_line
+        else:
+            used += need
+            if used > per_line:
+                count += (used - 1) // per_line
+                used = used % per_line or per_line
+    return count

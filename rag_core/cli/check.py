@@ -9,16 +9,16 @@ for use before submission (``--fail-on changed,not_found``).
 
 from __future__ import annotations
 
-import json
 import sys
 import textwrap
 
-from rag_core.cli.common import EXIT_OK, UsageError, open_library, warm_query_encoder
+from rag_core.cli.common import EXIT_OK, UsageError, json_text, open_library, warm_query_encoder
 
 __all__ = ["CHECK_OUTCOMES", "EXIT_FLAGGED", "add_parsers", "cmd_check"]
 
 EXIT_FLAGGED = 3  # --fail-on: a statement has one of the outcomes named
-CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", "not_found", "misattributed")
+CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", "not_found", "misattributed",
+                  "not_in_collection")
 
 
 def cmd_check(args) -> int:
@@ -33,7 +33,7 @@ def cmd_check(args) -> int:
         printable,
         read_manuscript,
     )
-    from rag_core.citations.report import cues_text
+    from rag_core.citations.report import OUTCOMES, cues_text, outcome
 
     fail_on = _fail_on(args.fail_on)
 
@@ -72,8 +72,7 @@ def cmd_check(args) -> int:
     flagged = [n for n, row in enumerate(rows, start=1) if _has_outcome(row, fail_on)]
     code = EXIT_FLAGGED if flagged else EXIT_OK
     if args.json:
-        payload = [_printable_data(row.to_dict()) for row in rows]
-        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        print(json_text([row.to_dict() for row in rows], one_line=True))
         return code
     if not rows:
         print(f"No checkable statements in {printable(manuscript.name)}: no quoted passages and no sentences with a "
@@ -86,13 +85,18 @@ def cmd_check(args) -> int:
             if row.page_label and str(row.page_label) != str(row.page):
                 where += f" (printed {printable(row.page_label)})"
         similarity = "" if row.similarity is None else f"{row.similarity:.2f}"
-        print(f"#{n:<3} {row.verdict:13s} {similarity:>5s}  {where}")
+        if row.not_in_collection:  # what was found elsewhere is not the cited work's: no score shown for it
+            where, similarity = (f"(for reference: {where})" if row.source else ""), ""
+        print(f"#{n:<3} {outcome(row):13s} {similarity:>5s}  {where}")
         statement = printable(row.statement)
         print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
         if row.diff:
             print(f"     changed: {printable(row.diff)}")
         for resolution in row.resolutions:
             print(f"     cited {printable(resolution['text'])}")
+        if row.not_in_collection:
+            print("     ! the cited work is not in the collection: nothing to check the statement against "
+                  "(add its PDF); the closest passage elsewhere is for reference only")
         if row.misattributed:
             print("     ! found, but in a different document than the one cited")
         if row.meaning == "changed":
@@ -101,8 +105,8 @@ def cmd_check(args) -> int:
             print(f"     meaning {row.meaning}: {printable(cues_text(row.meaning_cues))}")
         elif row.verdict == "related":
             print(f"     meaning {row.meaning}: close in meaning, not confirmed: read the passage")
-    counts = {v: sum(r.verdict == v for r in rows) for v in ("verbatim", "near_verbatim", "related", "not_found")}
-    print("\n" + ", ".join(f"{n} {v}" for v, n in counts.items()) +
+    counts = {v: sum(outcome(r) == v for r in rows) for v in OUTCOMES}
+    print("\n" + ", ".join(f"{n} {v.replace('_in_', ' in ')}" for v, n in counts.items()) +
           f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
     statuses = [r["status"] for row in rows for r in row.resolutions]
     if statuses:
@@ -149,20 +153,9 @@ def _fail_on(text: str | None) -> list[str]:
 
 def _has_outcome(row, outcomes: list[str]) -> bool:
     return any(row.meaning == o if o in ("changed", "unclear") else
-               row.misattributed if o == "misattributed" else row.verdict == o for o in outcomes)
-
-
-def _printable_data(value):
-    """Text from documents and manuscripts, at any depth of a report, without control characters."""
-    from rag_core.citations.manuscript import printable
-
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, dict):
-        return {k: _printable_data(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_printable_data(v) for v in value]
-    return value
+               row.misattributed if o == "misattributed" else
+               row.not_in_collection if o == "not_in_collection" else
+               row.verdict == o and not row.not_in_collection for o in outcomes)
 
 
 def add_parsers(sub, common) -> None:

@@ -4,8 +4,10 @@ library a command opens, and text made safe to print."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 
-from rag_core.output.render import terminal_safe
+from rag_core.output.render import ESCAPE_SHOWN, printable_data, terminal_safe
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
@@ -52,3 +54,19 @@ def warm_query_encoder(library, collection: str) -> None:
     model, encoder = settings.get("embedding_model"), settings.get("encoder")
     if isinstance(model, str) and isinstance(encoder, str) and encoder.startswith("onnx"):
         warm_up_bi_encoder(model, encoder=encoder)
+
+
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+
+
+def json_text(value, *, one_line: bool = False) -> str:
+    """``value`` as the JSON a ``--json`` option prints: no raw control character or bidirectional
+    override reaches the terminal, and the data round-trips exactly -- JSON escapes C0 controls
+    itself, and DEL, C1 controls, bidi marks, overrides and isolates, line and paragraph
+    separators and lone surrogates are written as ``\\uXXXX`` too. ``one_line``: every string is
+    first made printable on one line (:func:`~rag_core.output.render.printable_data`, escape
+    sequences shown as ``␛``), as ``check`` prints its statements."""
+    if one_line:
+        value = printable_data(value, one_line=True, shown=ESCAPE_SHOWN)
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

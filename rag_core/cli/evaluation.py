@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
-from rag_core.cli.common import EXIT_OK, UsageError, line, open_library, text
+from rag_core.cli.common import EXIT_OK, UsageError, json_text, line, open_library, text
 
 DEFAULT_EVAL_METHODS = "tfidf,bm25,dense,hybrid"
 
@@ -34,7 +33,7 @@ def cmd_eval(args) -> int:
 
     kwargs = {"cross_encoder_model": args.cross_encoder} if args.cross_encoder else {}
     results = evaluate(args.dataset, methods=methods, split=args.split, progress=progress, **kwargs)
-    print(json.dumps(results, indent=1) if args.json else format_table(results))
+    print(json_text(results) if args.json else format_table(results))
     return EXIT_OK
 
 
@@ -58,7 +57,7 @@ def cmd_eval_collection(args) -> int:
             print(f"[eval] {line(message)}", file=sys.stderr, flush=True)
 
     run = evaluate_collection(library, args.collection, spec=spec, methods=methods, progress=progress)
-    print(json.dumps(summary_json(run), ensure_ascii=False, indent=1) if args.json else text(format_summary(run)))
+    print(json_text(summary_json(run)) if args.json else text(format_summary(run)))
     return EXIT_OK
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, line, open_library
+from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, json_text, line, open_library
 
 
 def _expand_files(paths: list[str]):
@@ -96,7 +95,7 @@ def cmd_ingest(args) -> int:
     if args.json:
         payload = report.to_dict()
         payload["skipped"] = [{"path": path, "reason": why} for path, why in scan.skipped]
-        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        print(json_text(payload))
     else:
         names = [line(f.source) for f in report.files]
         width = max((len(n) for n in names), default=10)
@@ -140,7 +139,7 @@ def cmd_embed(args) -> int:
         if bar is not None:
             bar.close()
     if args.json:
-        print(json.dumps(status.to_dict(), indent=1))
+        print(json_text(status.to_dict()))
     elif status.running and not status.complete:
         print(f"Another process is embedding {line(repr(args.collection))} "
               f"({status.done:,} of {status.total:,} chunks so far).")

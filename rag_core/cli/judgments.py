@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
-from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, line, open_library
+from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, json_text, line, open_library
 
 
 def cmd_judgments(args) -> int:
@@ -17,7 +15,7 @@ def cmd_judgments(args) -> int:
             raise UsageError("give the file to write: a .csv, a .zip or a folder (BEIR layout)")
         result = export_judgments(library, args.collection, args.file)
         if args.json:
-            print(json.dumps(result, ensure_ascii=False, indent=1))
+            print(json_text(result))
         else:
             extra = (f", {result['qrels']} qrels over {result['passages']:,} passages"
                      if "qrels" in result else "")
@@ -32,7 +30,7 @@ def cmd_judgments(args) -> int:
             raise UsageError("give the file to read: a .csv (query, document, quote, grade) or a BEIR folder/zip")
         report = import_judgments(library, args.collection, args.file)  # a file it cannot read: one line, exit 1
         if args.json:
-            print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+            print(json_text(report.to_dict()))
         else:
             print(report.summary())
             for row, problem in report.problems:
@@ -43,8 +41,7 @@ def cmd_judgments(args) -> int:
     judgments = load_judgments(library, args.collection)  # list
     queries = judgments.queries()
     if args.json:
-        print(json.dumps([{"query": q, "judgments": [j.to_dict() for j in judgments.for_query(q)]} for q in queries],
-                         ensure_ascii=False, indent=1))
+        print(json_text([{"query": q, "judgments": [j.to_dict() for j in judgments.for_query(q)]} for q in queries]))
     elif not queries:
         print(f"Collection {line(repr(args.collection))} has no judgments yet.")
     else:

@@ -12,11 +12,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-from rag_core.cli.common import EXIT_OK, UsageError, open_library
+from rag_core.cli.common import EXIT_OK, UsageError, json_text, open_library
 from rag_core.output.render import terminal_safe
 
 __all__ = ["add_parsers", "cmd_meta"]
@@ -94,12 +93,12 @@ def _import(library, args) -> int:
     report = library.import_records(args.collection, args.source, collection=args.zotero_collection,
                                     add_pdfs=not args.no_pdfs, compute_embeddings=not args.no_embed)
     if args.json:
-        print(json.dumps({"source": report.source, "kind": report.kind, "records": report.records,
-                          "added": report.added, "matched": [list(m) for m in report.matched],
-                          "ambiguous": [[label, fits] for label, fits in report.ambiguous],
-                          "unmatched_records": report.unmatched_records,
-                          "unmatched_documents": report.unmatched_documents, "notes": report.notes},
-                         ensure_ascii=False, indent=1))
+        print(json_text({
+            "source": report.source, "kind": report.kind, "records": report.records, "added": report.added,
+            "matched": [list(m) for m in report.matched],
+            "ambiguous": [[label, fits] for label, fits in report.ambiguous],
+            "unmatched_records": report.unmatched_records, "unmatched_documents": report.unmatched_documents,
+            "notes": report.notes}))
         return EXIT_OK
     safe = terminal_safe
     for note in report.notes:
@@ -127,12 +126,14 @@ def _import(library, args) -> int:
 def _show(library, args) -> int:
     docs = library.documents(args.collection)
     if args.json:
-        keys = ("source", "title", "authors", "year", "doi", "arxiv_id", "venue", "origin")
-        print(json.dumps([{k: d.get(k) for k in keys} for d in docs], ensure_ascii=False, indent=1))
+        keys = ("source", "title", "authors", "year", "doi", "arxiv_id", "venue", "origin", "no_record")
+        print(json_text([{k: d.get(k) for k in keys} for d in docs]))
         return EXIT_OK
     for doc in docs:
         origin = doc.get("origin") or {}
         print(terminal_safe(doc["source"]))
+        if doc.get("no_record") and not (doc.get("title") or doc.get("authors")):
+            print(f"  no record ({terminal_safe(doc['no_record'], one_line=True)}); shown by its file name")
         for key in _ORIGIN_FIELDS:
             value = doc.get(key)
             if value in (None, [], ""):

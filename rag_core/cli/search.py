@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 
-from rag_core.cli.common import EXIT_OK, UsageError, line, open_library, warm_query_encoder
+from rag_core.cli.common import EXIT_OK, UsageError, json_text, line, open_library, warm_query_encoder
 from rag_core.output.render import page_label
 from rag_core.settings import DEFAULT_POOL
 
@@ -105,7 +104,7 @@ def cmd_search(args) -> int:
         if args.mode == "hybrid" and rows:
             payload["reranker"] = rows[0]["reranker"]
             payload["reranker_detail"] = rows[0]["reranker_detail"]
-        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        print(json_text(payload))
         return EXIT_OK
     if args.mode == "hybrid" and rows:
         print(f"Reranker: {line(rows[0]['reranker_detail'])}\n")

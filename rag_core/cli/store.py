@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, line, open_library
+from rag_core.cli.common import EXIT_FAILURE, EXIT_OK, UsageError, json_text, line, open_library
 
 
 def cmd_list(args) -> int:
@@ -14,7 +13,7 @@ def cmd_list(args) -> int:
     if args.collection:
         docs = library.documents(args.collection)
         if args.json:
-            print(json.dumps(docs, ensure_ascii=False, indent=1))
+            print(json_text(docs))
         elif not docs:
             print(f"Collection {line(repr(args.collection))} has no documents; add PDFs with `rag-core ingest`.")
         else:
@@ -23,7 +22,7 @@ def cmd_list(args) -> int:
         return EXIT_OK
     infos = library.list()
     if args.json:
-        print(json.dumps([i.to_dict() for i in infos], ensure_ascii=False, indent=1))
+        print(json_text([i.to_dict() for i in infos]))
     elif not infos:
         print(f"No collections in {line(library.store.location)}. Create one with `rag-core ingest NAME FILES...`.")
     else:
@@ -71,7 +70,7 @@ def cmd_check_store(args) -> int:
         return EXIT_OK
     reports = [library.check(name, repair=args.repair) for name in names]
     if args.json:
-        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=1))
+        print(json_text([r.to_dict() for r in reports]))
     else:
         for r in reports:
             state = "ok" if not r.problems else ("repaired" if r.ok else "DAMAGED")
@@ -95,7 +94,7 @@ def cmd_copy(args) -> int:
     target = Library(args.data_dir or None, store=args.target_store or args.store).store
     report = copy_collection(source, args.collection, target, args.dest)
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+        print(json_text(report.to_dict()))
     else:
         print(f"from {line(repr(report.source))} in {line(report.source_store)}")
         print(f"to   {line(repr(report.target))} in {line(report.target_store)}\n")

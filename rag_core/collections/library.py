@@ -118,7 +118,8 @@ class Library:
             added = [f.source for f in report.files if f.status == "ok"]
         if not self.exists(name):
             raise CollectionNotFoundError(f"No collection named {name!r}.")
-        result = import_records(self.store, name, found, self.store.read_documents(name), attachments=attachments)
+        # matched against the records as they stand: a DOI or title set by hand counts like the PDF's own
+        result = import_records(self.store, name, found, self.documents(name), attachments=attachments)
         result.added = added
         return result
 

@@ -227,7 +227,8 @@ def record_rows(documents: Sequence[dict]) -> list[dict]:
             "document": doc["source"], "year": str(doc.get("year") or ""), "doi": doc.get("doi") or "",
             "title": doc.get("title") or "", "authors": "; ".join(doc.get("authors") or []),
             "from": " \u00b7 ".join(f"{k}: {ORIGIN_WORDS.get(origin[k], origin[k])}" for k in TABLE_FIELDS
-                                    if k in origin and doc.get(k)),
+                                    if k in origin and doc.get(k))
+            or ("no record: a scan read by OCR" if doc.get("no_record") else ""),
         })
     return rows
 

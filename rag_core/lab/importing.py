@@ -159,15 +159,19 @@ def _time(row: dict, default: float) -> tuple[float, str | None]:
 # --------------------------------------------------------------------------- reading CSV
 
 
-def _encoding(data: bytes) -> str:
-    """UTF-8 (with or without a byte-order mark), else Windows-1252, else Latin-1."""
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            data.decode(encoding)
-            return encoding
-        except UnicodeDecodeError:
-            continue
-    return "latin-1"
+def _encoding(data: bytes, label: str) -> str:
+    """The codec by the one rule for imported text (:mod:`rag_core.text.encoding`: a byte-order mark,
+    UTF-16, strict UTF-8, Windows-1252 for a spreadsheet saved without any UTF-8 in it)."""
+    from rag_core.text.encoding import TextEncodingError, text_encoding
+
+    try:
+        return text_encoding(data, label=label)[0]
+    except TextEncodingError as exc:
+        raise ImportFileError(str(exc)) from None
+
+
+def _text(data: bytes, label: str) -> str:
+    return data.decode(_encoding(data, label)).removeprefix("\ufeff")
 
 
 def csv_rows(data: bytes, *, label: str = "the file") -> Iterator[tuple[int, dict[str, str]]]:
@@ -178,7 +182,7 @@ def csv_rows(data: bytes, *, label: str = "the file") -> Iterator[tuple[int, dic
     over-long cell)."""
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportFileError(f"{label}: is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB; split it.")
-    stream = io.TextIOWrapper(io.BytesIO(data), encoding=_encoding(data), newline="")
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding=_encoding(data, label), newline="")
     first = stream.readline(MAX_IMPORT_CELL_CHARS)
     delimiter = max((",", ";", "\t"), key=first.count)
     stream.seek(0)
@@ -442,10 +446,7 @@ def judgments_from_rows(rows, index, documents, *, by: str = "import",
 
 def _jsonl_queries(data: bytes, label: str) -> dict[str, str]:
     """queries.jsonl: ``_id`` -> text; :class:`ImportFileError` naming the first malformed line."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{label}: is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    text = _text(data, label)
     queries: dict[str, str] = {}
     for n, line in _lines(text):
         try:
@@ -479,10 +480,7 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 def _qrel_lines(data: bytes, label: str) -> Iterator[tuple[int, list[str] | None]]:
     """``(line number, [query-id, corpus-id, score])`` of each qrel (None: a malformed line), from
     a BEIR (``qrels/test.tsv``, with its header) or TREC (``qrels.txt``) file."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFileError(f"{label}: is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    text = _text(data, label)
     for n, line in _lines(text):
         parts = line.split()
         if parts[0] == "query-id":

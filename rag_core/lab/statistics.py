@@ -184,3 +184,59 @@ def rank_biased_overlap(a: Sequence[Hashable], b: Sequence[Hashable], p: float =
     total += sum(x[s] * (d - s) / (s * d) * p ** d for d in range(s + 1, l_ + 1))
     value = (1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p ** l_
     return float(min(max(value, 0.0), 1.0))
+
+
+@dataclass(frozen=True)
+class ListChange:
+    """How one ranked list (``after``) differs from another (``before``, a baseline): each row's
+    move, what fell out, and how much the two agree (overlap and rank-biased overlap)."""
+
+    moves: dict[Hashable, tuple[int | None, int]]  # item of ``after`` -> (rank before or None, rank after)
+    dropped: list[tuple[Hashable, int]]  # items of ``before`` not in ``after``, with their rank before
+    overlap: float | None  # overlap@k of the two
+    rbo: float | None  # rank-biased overlap of the two tops
+    k: int
+
+    @property
+    def up(self) -> int:
+        return sum(1 for b, a in self.moves.values() if b is not None and a < b)
+
+    @property
+    def down(self) -> int:
+        return sum(1 for b, a in self.moves.values() if b is not None and a > b)
+
+    @property
+    def same(self) -> int:
+        return sum(1 for b, a in self.moves.values() if b == a)
+
+    @property
+    def new(self) -> int:
+        return sum(1 for b, _ in self.moves.values() if b is None)
+
+    @property
+    def identical(self) -> bool:
+        return not self.dropped and self.same == len(self.moves)
+
+    def summary(self) -> str:
+        """ "overlap@10 0.80 · RBO 0.74 · 3 up, 2 down, 4 same, 1 new, 1 fell out"."""
+        def share(value: float | None) -> str:
+            return "–" if value is None else f"{value:.2f}"
+        counts = ", ".join(f"{n} {word}" for n, word in ((self.up, "up"), (self.down, "down"), (self.same, "same"),
+                                                          (self.new, "new"), (len(self.dropped), "fell out")) if n)
+        return f"overlap@{self.k} {share(self.overlap)} · RBO {share(self.rbo)} · {counts or 'both empty'}"
+
+    def to_dict(self) -> dict:
+        return {"moves": [{"item": item, "before": b, "after": a} for item, (b, a) in self.moves.items()],
+                "dropped": [{"item": item, "before": b} for item, b in self.dropped], "overlap": self.overlap,
+                "rbo": self.rbo, "k": self.k, "up": self.up, "down": self.down, "same": self.same, "new": self.new}
+
+
+def list_change(before: Sequence[Hashable], after: Sequence[Hashable], *, k: int = DEPTH) -> ListChange:
+    """``after`` against ``before`` (items best first, ranks from 1): every item's rank in each, the
+    items that fell out, overlap@``k`` and the rank-biased overlap of the two top ``k``."""
+    before, after = list(dict.fromkeys(before)), list(dict.fromkeys(after))
+    rank_before = {item: rank for rank, item in enumerate(before, start=1)}
+    present = set(after)
+    moves = {item: (rank_before.get(item), rank) for rank, item in enumerate(after, start=1)}
+    dropped = [(item, rank) for item, rank in rank_before.items() if item not in present]
+    return ListChange(moves, dropped, overlap_at_k(before, after, k), rank_biased_overlap(before[:k], after[:k]), k)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rag_core.output.render import _authors, _surname, page_label, query_terms
 from rag_core.settings import (
@@ -24,13 +25,16 @@ from rag_core.settings import (
 __all__ = [
     "MARK_CLOSE",
     "MARK_OPEN",
+    "PageTurn",
     "from_boundary",
     "list_passage",
     "marked_text",
     "ordered_by",
     "overlap_marks",
     "overlap_text",
+    "page_turn",
     "passage_spans",
+    "query_sentence",
     "term_spans",
     "title_chip",
     "verify_statement",
@@ -47,15 +51,19 @@ _SPACE = re.compile(r"\s+")
 
 def title_chip(doc: Mapping | None, row: Mapping | None = None, *, fallback: str = "") -> str:
     """ "Devlin 2019 · p. 4": the first author's surname, the year and the page; the start of the
-    file name when no author or year is known. Short enough to leave a list's cell to the passage."""
+    file name when no author is known ("qem_mitiq_manual_v0.5… 2021 · p. 36": a year alone names
+    no document). Short enough to leave a list's cell to the passage."""
     doc = doc or {}
     authors = _authors(doc.get("authors"))
     year = str(doc.get("year") or "").strip()
-    who = " ".join(part for part in (_surname(authors[0]) if authors else "", year) if part)
-    if not who:
+    surname = _surname(authors[0]) if authors else ""
+    if surname:
+        who = " ".join(part for part in (surname, year) if part)
+    else:
         name = str(doc.get("source") or (row or {}).get("source") or fallback or "")
         stem = re.sub(r"\.pdf$", "", name, flags=re.IGNORECASE)
-        who = stem if len(stem) <= CHIP_NAME_CHARS else stem[: CHIP_NAME_CHARS - 1] + "…"
+        stem = stem if len(stem) <= CHIP_NAME_CHARS else stem[: CHIP_NAME_CHARS - 1] + "…"
+        who = " ".join(part for part in (stem, year) if part)
     return f"{who} · {page_label(row)}" if row is not None else who
 
 
@@ -157,6 +165,36 @@ def verify_statement(text: str, *, mid_document: bool = True, chars: int = VERIF
     return head.rsplit(" ", 1)[0] if " " in head else head
 
 
+def query_sentence(text: str, query: str, spans: Sequence[tuple[int, int]] | None = (), *,
+                   mid_document: bool = True) -> str:
+    """The sentence of a passage that answers the query, as a statement for the Verify page (the
+    whole passage would be trivially verbatim): the one holding the first of ``spans`` (an exact
+    match), else the one with the most of the query's content words (the earliest of equals); the
+    passage's opening (:func:`verify_statement`, from a boundary when ``mid_document``) when no
+    sentence has any."""
+    from rag_core.text.sentences import split_sentences
+
+    text = text or ""
+    sentences = split_sentences(text)
+    if not sentences:
+        return ""
+    chosen = None
+    if spans:
+        start = spans[0][0]
+        chosen = next(((a, b) for a, b in sentences if a <= start < b), None)
+    if chosen is None:
+        terms = query_terms(query)
+        best = 0
+        for a, b in sentences:
+            sentence = text[a:b].lower()
+            found = sum(1 for t in terms if re.search(r"\b" + re.escape(t), sentence))
+            if found > best:
+                chosen, best = (a, b), found
+    if chosen is None:
+        return verify_statement(text, mid_document=mid_document)
+    return verify_statement(text[chosen[0]:chosen[1]], mid_document=False)
+
+
 # ----------------------------------------------------------------------------- neighbours
 
 
@@ -196,6 +234,45 @@ def overlap_text(ranks: Sequence[int]) -> str:
     """ "overlaps #1" / "overlaps #1, #3" ("" when none)."""
     return "overlaps " + ", ".join(f"#{r}" for r in ranks) if ranks else ""
 
+
+
+# ----------------------------------------------------------------------------- reading on
+
+
+@dataclass(frozen=True)
+class PageTurn:
+    """Which page(s) of a document a passage view shows, and where previous/next lead.
+
+    ``shown``: the pages drawn now, in order; ``marked``: those of them that hold the passage (its
+    mark is drawn on them); ``previous`` / ``next``: the page a step back / forward shows (None at
+    the document's ends); ``at_passage``: the view is the passage's own page(s)."""
+
+    shown: tuple[int, ...]
+    marked: tuple[int, ...]
+    previous: int | None
+    next: int | None
+    at_passage: bool
+
+
+def page_turn(passage_pages: Sequence[int], *, total: int | None = None, page: int | None = None) -> PageTurn:
+    """The view of a passage on ``passage_pages`` (1-based) in a document of ``total`` pages (None:
+    not known, so no end after the passage): its own pages when ``page`` is None, else page ``page``
+    alone (clamped to the document), marked when the passage is on it."""
+    own = tuple(sorted({int(n) for n in passage_pages if n and int(n) >= 1}))
+    last = total if total and total >= 1 else None
+    if page is None or not own:
+        shown = own if page is None else (page,)
+    else:
+        page = max(1, int(page))
+        shown = (min(page, last) if last else page,)
+    if not shown:
+        return PageTurn((), (), None, None, True)
+    previous = shown[0] - 1 if shown[0] > 1 else None
+    nxt = shown[-1] + 1 if last is None or shown[-1] < last else None
+    if last is None and not own:
+        nxt = None
+    marked = tuple(n for n in shown if n in own)
+    return PageTurn(shown, marked, previous, nxt, shown == own)
 
 # ----------------------------------------------------------------------------- ordering
 

@@ -17,10 +17,13 @@ from collections.abc import Iterable, Mapping
 __all__ = [
     "OCR_NOTE",
     "OCR_TEXT",
+    "counted",
     "highlight_html",
     "literal_html",
     "page_label",
     "page_span",
+    "printable_data",
+    "printable_text",
     "query_terms",
     "seconds_text",
     "short_title",
@@ -151,6 +154,16 @@ def seconds_text(seconds: float | None) -> str:
     return f"{seconds // 60} min {seconds % 60:02d} s" if seconds >= 60 else f"{seconds} s"
 
 
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """ "1 query", "3 queries", "0 passages": ``n`` with the noun in its number (``plural``: when
+    not the noun + "s", or "y" -> "ies")."""
+    if n == 1:
+        return f"{n} {noun}"
+    if plural is None:
+        plural = noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else noun + "s"
+    return f"{n:,} {plural}"
+
 # ----------------------------------------------------------------------------- HTML
 
 
@@ -225,10 +238,12 @@ ESCAPE_SEQUENCE = re.compile(
 ESCAPE_SHOWN = "\u241b"
 
 
+_SEQUENCE_START = re.compile("[\x1b\x90-\x9f]")
+
+
 def strip_escape_sequences(text: str, shown: str = ESCAPE_SHOWN) -> str:
     """``text`` with every whole terminal escape sequence replaced by ``shown`` (see ESCAPE_SEQUENCE)."""
-    return ESCAPE_SEQUENCE.sub(shown, text) if ("\x1b" in text or any("\x90" <= ch <= "\x9f" for ch in text)) \
-        else text
+    return ESCAPE_SEQUENCE.sub(shown, text) if _SEQUENCE_START.search(text) else text
 
 
 def _visible(match: re.Match) -> str:
@@ -250,6 +265,42 @@ def terminal_safe(text: object, *, one_line: bool = False) -> str:
     if any("\ud800" <= ch <= "\udfff" for ch in text):
         text = "".join(f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch for ch in text)
     return text
+
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_LINE_BREAKS = re.compile("[\r\n\t\x0b\x0c\x85\u2028\u2029]")
+_ANY_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+
+
+def printable_text(text: object, *, one_line: bool = True, shown: str = "") -> str:
+    """``text`` with every whole terminal escape sequence (replaced by ``shown``), every control
+    character (C0, DEL, C1), the bidirectional marks, embeddings, overrides and isolates, and lone
+    surrogates removed; line breaks and tabs become spaces (kept when not ``one_line``). What a
+    document, a records file or a person typed is stored, exported and printed as (``--json``
+    included), so that no output carries a control character in either form."""
+    if text is None:
+        return ""
+    text = str(text)
+    if _ANY_CONTROL.search(text) is None:
+        return text  # the common case, at C speed
+    text = strip_escape_sequences(text, shown)
+    if one_line:
+        text = _LINE_BREAKS.sub(" ", text)
+        return _UNPRINTABLE.sub("", text)
+    return _UNPRINTABLE.sub(lambda m: m.group() if m.group() in "\n\t" else "", text.replace("\r\n", "\n"))
+
+
+def printable_data(value, *, one_line: bool = True, shown: str = ""):
+    """``value`` (a JSON-like structure) with :func:`printable_text` applied to every string in it,
+    keys included, at any depth: what ``--json`` prints and an export writes."""
+    if isinstance(value, str):
+        return printable_text(value, one_line=one_line, shown=shown)
+    if isinstance(value, dict):
+        return {printable_text(k, shown=shown) if isinstance(k, str) else k:
+                printable_data(v, one_line=one_line, shown=shown) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_data(v, one_line=one_line, shown=shown) for v in value]
+    return value
 
 
 # ----------------------------------------------------------------------------- spreadsheets

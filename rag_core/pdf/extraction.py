@@ -537,7 +537,8 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             f"unreadable (page {', '.join(map(str, junk_pages[:10]))}{', ...' if len(junk_pages) > 10 else ''})"
         )
     extraction = done("ok", f"{_plural(n_pages, 'page')}{ocr_reason(ocr.summary)}")
-    extraction.metadata = _bibliographic_metadata(reader, texts, display)
+    extraction.metadata = _bibliographic_metadata(reader, texts, display,
+                                                  scanned=1 in ((ocr.summary or {}).get("pages") or []))
     return extraction
 
 
@@ -651,8 +652,27 @@ def _no_text_reason(ocr: _OcrOutcome) -> str:
     if ocr.blank:
         return "The PDF's pages are blank: they have no text layer and nothing is drawn on them."
     if ocr.summary is not None:
-        return "The PDF has no text layer, and OCR found no text on its pages (they look blank)."
+        return f"The PDF has no text layer, and OCR found no text on its pages ({_why_no_text(ocr.summary)})."
     return f"The PDF has no text layer; it looks like a scan. {_ocr_advice(ocr)}"
+
+
+def _why_no_text(summary: dict) -> str:
+    """What the pages OCR read nothing on were, as the reader skipped them: blank, an image that
+    could not be decoded, marks too small, Tesseract found no words."""
+    reasons = list((summary.get("skipped") or {}).items()) + list((summary.get("failed") or {}).items())
+    if not reasons:
+        return "Tesseract found no words on them"
+    kinds = {}
+    for page, why in reasons:
+        kinds.setdefault(why, []).append(page)
+    if set(kinds) == {"blank"}:
+        return "they look blank"
+    parts = []
+    for why, pages in kinds.items():
+        shown = ", ".join(pages[:5]) + (", ..." if len(pages) > 5 else "")
+        parts.append(f"page{'s' if len(pages) > 1 else ''} {shown}: "
+                     f"{'Tesseract found no words' if why == 'no text found' else why}")
+    return "; ".join(parts)
 
 
 def _ocr_advice(ocr: _OcrOutcome) -> str:
@@ -665,12 +685,13 @@ def _ocr_advice(ocr: _OcrOutcome) -> str:
     return "OCR could not read it either."
 
 
-def _bibliographic_metadata(reader, texts: list[str], display: str) -> dict:
-    """Title, authors, year, DOI, arXiv id and venue (rag_core.pdf.metadata); None when they cannot be read."""
+def _bibliographic_metadata(reader, texts: list[str], display: str, *, scanned: bool = False) -> dict:
+    """Title, authors, year, DOI, arXiv id and venue (rag_core.pdf.metadata); None when they cannot be
+    read. ``scanned``: page 1 was read by OCR, so its text is not a title block."""
     from rag_core.pdf.metadata import EMPTY_RECORD, guess_metadata
 
     try:
-        return guess_metadata(reader, texts[0] if texts else "", display)
+        return guess_metadata(reader, texts[0] if texts else "", display, scanned=scanned)
     except MemoryError:
         raise
     except Exception:

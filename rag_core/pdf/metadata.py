@@ -26,7 +26,8 @@ import re
 
 from rag_core.pdf.authors import ADDRESS, END_OF_BLOCK, STOP_LINE, author_block, fix_spacing_accents, split_author_names
 
-__all__ = ["EMPTY_RECORD", "arxiv_year", "find_arxiv_id", "find_doi", "guess_metadata", "split_author_names"]
+__all__ = ["EMPTY_RECORD", "SCANNED_NO_RECORD", "arxiv_year", "find_arxiv_id", "find_doi", "guess_metadata",
+           "split_author_names"]
 
 EMPTY_RECORD = {"title": None, "authors": None, "year": None, "doi": None, "arxiv_id": None, "venue": None}
 
@@ -253,13 +254,24 @@ def _date_line_year(lines: list[str]) -> int | None:
     return None
 
 
-def guess_metadata(reader, first_page_text: str, file_name: str | None = None) -> dict:
+# What a record says when page 1 is a scan read by OCR (``no_record``).
+SCANNED_NO_RECORD = "page 1 is a scanned image read by OCR: no title, authors or year are read from it"
+
+
+def guess_metadata(reader, first_page_text: str, file_name: str | None = None, *, scanned: bool = False) -> dict:
     """``{"title", "authors", "year", "doi", "arxiv_id", "venue", "origin"}`` of a PDF (each None
     when unsure; ``origin`` maps each field found to where it came from).
 
     ``reader`` is an open ``pypdf.PdfReader``; ``first_page_text`` the cleaned text of page 1;
-    ``file_name`` the file's name (arXiv names its downloads by their identifier).
+    ``file_name`` the file's name (arXiv names its downloads by their identifier). ``scanned``:
+    page 1's text was read by OCR from a scanned image, so nothing is taken from it (a book page's
+    first line is not a title, its dialogue not a name block) nor from the file's creation date
+    (the day it was scanned); only what the PDF's information dictionary or XMP says, and an
+    identifier in the file name. Such a record carries ``no_record`` (:data:`SCANNED_NO_RECORD`)
+    when it has no title and no authors: the file name stands for it.
     """
+    if scanned:
+        return _scanned_record(reader, file_name)
     info = _info(reader)
     text = first_page_text or ""
     lines = text.splitlines()
@@ -300,4 +312,29 @@ def guess_metadata(reader, first_page_text: str, file_name: str | None = None) -
         if out[key] and key not in origin:
             origin[key] = "pdf"
     out["origin"] = origin
+    return out
+
+
+def _scanned_record(reader, file_name: str | None) -> dict:
+    info = _info(reader)
+    out = dict(EMPTY_RECORD)
+    origin: dict[str, str] = {}
+    out["title"], out["authors"], out["doi"] = info["title"], info["authors"], info["doi"]
+    arxiv_id = find_arxiv_id(info["text"])
+    if not arxiv_id and file_name:
+        m = _ARXIV_FILE.search(file_name)
+        arxiv_id = m.group(1) if m and arxiv_year(m.group(1)) else None
+        if arxiv_id:
+            origin["arxiv_id"] = "file name"
+    out["arxiv_id"] = arxiv_id
+    if arxiv_year(arxiv_id):
+        out["year"], origin["year"] = arxiv_year(arxiv_id), "arxiv"
+    else:
+        out["year"] = info["year"]  # XMP's date of the work, never the file's creation date
+    for key in ("title", "authors", "year", "doi", "arxiv_id"):
+        if out[key] and key not in origin:
+            origin[key] = "pdf"
+    out["origin"] = origin
+    if not out["title"] and not out["authors"]:
+        out["no_record"] = SCANNED_NO_RECORD
     return out

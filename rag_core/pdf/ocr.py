@@ -14,8 +14,11 @@ travel as a small JSON dict (:meth:`OcrPage.layer`): the *OCR layer* a collectio
 the document.
 
 Pages that need no reading are skipped without Tesseract: a page with nothing drawn on it, a
-rendered page without ink (:func:`_is_blank`), and a page too large to render at a readable
-resolution (a 2,000-inch page) is reported instead of rendered.
+rendered page on which nothing stands out of the paper (:func:`_unreadable`: judged on the page's
+own levels, so faint text is read), and a page too large to render at a readable resolution (a
+2,000-inch page) is reported instead of rendered. A page without marks whose image cannot be
+decoded (a broken JPEG or JBIG2 stream) says so rather than "blank". A page of low contrast is
+handed to Tesseract with its levels stretched (:func:`_normalised`).
 """
 
 from __future__ import annotations
@@ -33,13 +36,16 @@ from dataclasses import dataclass, field
 
 from rag_core.settings import (
     OCR_BLANK_DARK_PIXELS,
+    OCR_CONTRAST_NOISE_RATIO,
     OCR_DPI,
     OCR_LOW_CONFIDENCE,
     OCR_MAX_PIXELS,
+    OCR_MIN_CONTRAST,
     OCR_MIN_DPI,
     OCR_PAGE_TIMEOUT_S,
     OCR_SCAN_IMAGE_COVER,
     OCR_SCAN_MAX_TEXT_CHARS,
+    OCR_STRETCH_BELOW,
     ocr_threads,
     tesseract_command,
 )
@@ -259,7 +265,8 @@ def _render(document, number: int, dpi: float):
 
 
 def _looks_empty(document, number: int) -> bool:
-    """A quick look at 36 dpi (a few milliseconds): not a pixel darker than paper, so no ink at all."""
+    """A quick look at 36 dpi (a few milliseconds): every pixel the same level (within 2), so no
+    mark at all, whatever the paper's colour."""
     page = document[number - 1]
     try:
         width, height = page.get_size()
@@ -267,18 +274,130 @@ def _looks_empty(document, number: int) -> bool:
             return False  # too large even for a look: the full render says so
         bitmap = page.render(scale=36 / 72, grayscale=True, draw_annots=False)
         try:
-            darkest = bitmap.to_pil().convert("L").getextrema()[0]
+            darkest, lightest = bitmap.to_pil().convert("L").getextrema()
         finally:
             bitmap.close()
-        return darkest >= 235
+        return lightest - darkest <= 2
     finally:
         page.close()
 
 
-def _is_blank(image, dpi: float) -> bool:
-    """No ink: fewer dark pixels than a single small letter has at this resolution."""
-    dark = sum(image.histogram()[:128])
-    return dark < OCR_BLANK_DARK_PIXELS * (dpi / 300.0) ** 2
+def _undecodable_images(document, number: int) -> list[str]:
+    """The filters of the page's images that cannot be decoded (a broken JPEG or JBIG2 stream is
+    drawn as nothing, a broken Flate stream as black): looked at only for a page without marks."""
+    import zlib
+
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    page = document[number - 1]
+    broken: list[str] = []
+    try:
+        for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3):
+            try:
+                filters = [str(f) for f in obj.get_filters()]
+            except pdfium.PdfiumError:
+                filters = []
+            named = "/".join(filters) or "image"
+            if filters == ["DCTDecode"]:  # a JPEG: decoded at an eighth of its size (~1 ms), not whole
+                if not _jpeg_decodes(bytes(obj.get_data(decode_simple=False))):
+                    broken.append(named)
+                continue
+            try:
+                obj.get_bitmap(render=False)  # pdfium owns it: not closed here
+            except pdfium.PdfiumError:
+                broken.append(named)
+                continue
+            if filters and filters[0] == "FlateDecode":
+                try:
+                    zlib.decompressobj().decompress(bytes(obj.get_data(decode_simple=False)), 1)
+                except zlib.error:
+                    broken.append(named)
+    finally:
+        page.close()
+    return broken
+
+
+def _jpeg_decodes(data: bytes) -> bool:
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.draft("L", (max(1, image.width // 8), max(1, image.height // 8)))
+            image.load()
+    except (OSError, ValueError, SyntaxError):  # PIL's words for a broken or truncated JPEG
+        return False
+    return True
+
+
+def _no_marks_reason(document, number: int, reason: str) -> str:
+    """``reason`` ("blank", or marks too small), unless an image of the page could not be decoded:
+    then that is what the page is."""
+    broken = _undecodable_images(document, number)
+    if broken:
+        streams = " and ".join(dict.fromkeys(broken))
+        return f"could not decode the page image: its {streams} stream is broken"
+    return reason
+
+
+def _levels(image) -> tuple[float, float, float, int]:
+    """``(ink level, paper level, paper noise, ink pixels)`` of a grayscale page: Otsu's split of
+    its histogram into two classes, the larger one the paper (its mean and standard deviation),
+    the smaller the ink (its mean and size). Relative to the page, whatever its paper's colour."""
+    hist = image.histogram()
+    total = sum(hist)
+    weighted = sum(level * count for level, count in enumerate(hist))
+    best, split = -1.0, 0
+    below = below_sum = 0
+    for level in range(255):
+        below += hist[level]
+        below_sum += level * hist[level]
+        above = total - below
+        if not below or not above:
+            continue
+        between = below * above * (below_sum / below - (weighted - below_sum) / above) ** 2
+        if between > best:
+            best, split = between, level
+
+    def stats(levels: range) -> tuple[int, float, float]:
+        n = sum(hist[v] for v in levels)
+        if not n:
+            return 0, 0.0, 0.0
+        mean = sum(v * hist[v] for v in levels) / n
+        return n, mean, (sum(hist[v] * (v - mean) ** 2 for v in levels) / n) ** 0.5
+
+    dark, light = stats(range(split + 1)), stats(range(split + 1, 256))
+    ink, paper = (dark, light) if dark[0] <= light[0] else (light, dark)
+    return ink[1], paper[1], paper[2], ink[0]
+
+
+def _unreadable(image, dpi: float) -> str | None:
+    """Why Tesseract would read nothing on the page image, or None when it holds marks to read:
+    ``"blank"`` when nothing stands out of the paper's own noise (by :data:`OCR_MIN_CONTRAST`
+    levels and :data:`OCR_CONTRAST_NOISE_RATIO` times the paper's noise), marks too small when
+    fewer pixels stand out than a small letter has. Judged on the page's own levels, not a fixed
+    threshold: light-grey text on white, or dark text on grey paper, is read."""
+    darkest, lightest = image.getextrema()
+    if lightest - darkest <= 2:
+        return "blank"
+    ink, paper, noise, pixels = _levels(image)
+    contrast = abs(paper - ink)
+    if contrast < OCR_MIN_CONTRAST or contrast < OCR_CONTRAST_NOISE_RATIO * noise:
+        return "blank"
+    if pixels < OCR_BLANK_DARK_PIXELS * (dpi / 300.0) ** 2:
+        return "marks too small to read"
+    return None
+
+
+def _normalised(image):
+    """The page image with its ink made black and its paper white when its contrast is low
+    (faint text, grey paper: Tesseract's own thresholding reads neither); a page of ordinary
+    contrast (every shared scan) is handed over as it is."""
+    ink, paper, _noise, _pixels = _levels(image)
+    if abs(paper - ink) >= OCR_STRETCH_BELOW:
+        return image
+    scale = 255.0 / (paper - ink)
+    return image.point([max(0, min(255, round((v - ink) * scale))) for v in range(256)])
 
 
 def _pgm(image) -> bytes:
@@ -524,7 +643,7 @@ def ocr_pages(
             waiting: deque = deque()
             for number in pages:
                 if _looks_empty(document, number):
-                    run.skipped[number] = "blank"
+                    run.skipped[number] = _no_marks_reason(document, number, "blank")
                     tick()
                     continue
                 image, used = _render(document, number, dpi)
@@ -532,11 +651,12 @@ def ocr_pages(
                     run.skipped[number] = used
                     tick()
                     continue
-                if _is_blank(image, used):
-                    run.skipped[number] = "blank"
+                why = _unreadable(image, used)
+                if why is not None:
+                    run.skipped[number] = _no_marks_reason(document, number, why)
                     tick()
                     continue
-                future = pool.submit(_read_page, info.command, image, lang, used, number)
+                future = pool.submit(_read_page, info.command, _normalised(image), lang, used, number)
                 del image
                 waiting.append((number, future))
                 # at most one rendered page waits for a free Tesseract: memory stays a few page images
@@ -544,6 +664,11 @@ def ocr_pages(
                     collect(waiting.popleft())
             while waiting:
                 collect(waiting.popleft())
+        for number in [n for n, page in run.pages.items() if not page.words]:
+            broken = _no_marks_reason(document, number, "")  # nothing read: a half-decoded image, say
+            if broken:
+                del run.pages[number]
+                run.skipped[number] = broken
     finally:
         document.close()
     run.seconds = time.perf_counter() - started

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from rag_core.output.render import printable_data
+from rag_core.records.entry_types import csl_type
 from rag_core.records.record import clean_record, split_name
 
 __all__ = ["csl_item_to_record", "parse_csl_json", "records_to_csl"]
@@ -67,10 +69,11 @@ def parse_csl_json(value) -> list[dict]:
 
 
 def records_to_csl(records: list[dict]) -> list[dict]:
-    """Records as CSL-JSON items."""
+    """Records as CSL-JSON items: the type from CSL's fixed list (:func:`~rag_core.records.entry_types.csl_type`),
+    control characters removed from every value."""
     items = []
     for n, record in enumerate(records, 1):
-        item: dict = {"id": record.get("key") or f"document{n}", "type": record.get("type") or "article"}
+        item: dict = {"id": record.get("key") or f"document{n}", "type": csl_type(record.get("type"))}
         if record.get("key"):
             item["citation-key"] = record["key"]
         if record.get("title"):
@@ -86,7 +89,7 @@ def records_to_csl(records: list[dict]) -> list[dict]:
             item["number"] = f"arXiv:{record['arxiv_id']}"
         if record.get("venue"):
             item["container-title"] = record["venue"]
-        items.append(item)
+        items.append(printable_data(item))
     return items
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from rag_core.errors import InputFileError
 from rag_core.records.record import RecordsFile
-from rag_core.safe_files import read_regular_file
+from rag_core.safe_files import over_limit_text, read_regular_file
 from rag_core.settings import MAX_RECORDS, MAX_RECORDS_FILE_BYTES
 
 __all__ = ["RECORD_FILE_TYPES", "RecordsFile", "parse_records", "read_records"]
@@ -21,48 +21,58 @@ __all__ = ["RECORD_FILE_TYPES", "RecordsFile", "parse_records", "read_records"]
 RECORD_FILE_TYPES = (".bib", ".biblatex", ".json", ".csl", ".ris")
 
 
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            return data.decode("cp1252")
-        except UnicodeDecodeError:
-            raise InputFileError(f"{name}: not UTF-8 text.") from None
-
-
 def parse_records(data: bytes, name: str) -> RecordsFile:
-    """The records of a file's bytes, by its name's type."""
-    from rag_core.records.bibtex import parse_bibtex
+    """The records of a file's bytes, by its name's type (its encoding decided by
+    :func:`rag_core.text.encoding.decode_text`: a byte-order mark, UTF-16, strict UTF-8)."""
+    from rag_core.records.bibtex import TooManyRecordsError, read_bibtex
     from rag_core.records.csl import parse_csl_json
-    from rag_core.records.ris import parse_ris
+    from rag_core.records.ris import read_ris
+    from rag_core.text.encoding import TextEncodingError, decode_text
 
     suffix = Path(name).suffix.lower()
+    if suffix not in RECORD_FILE_TYPES:
+        raise InputFileError(f"{name}: not a records file (use a .bib, a CSL-JSON .json, a .ris, or a Zotero "
+                             "data folder).")
     if len(data) > MAX_RECORDS_FILE_BYTES:
-        raise InputFileError(f"{name}: larger than {MAX_RECORDS_FILE_BYTES // 2**20} MiB; import it in parts.")
-    text = _decode(data, name)
-    notes: list[str] = []
+        raise InputFileError(f"{name}: is {over_limit_text(len(data), MAX_RECORDS_FILE_BYTES)}; import it in parts.")
+    try:
+        decoded = decode_text(data, label=name)
+    except TextEncodingError as exc:
+        raise InputFileError(str(exc)) from None
+    text = decoded.text
+    notes: list[str] = [decoded.note] if decoded.note else []
     if suffix in (".bib", ".biblatex"):
-        records, failed = parse_bibtex(text)
+        try:
+            records, more = read_bibtex(text, name=name)
+        except TooManyRecordsError as exc:
+            raise InputFileError(str(exc)) from None
+        notes.extend(more)
         kind = "BibTeX"
-        if failed:
-            notes.append(f"{failed} block(s) of {name} could not be read as BibTeX entries and were passed over.")
     elif suffix in (".json", ".csl"):
         try:
-            records = parse_csl_json(json.loads(text))
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise InputFileError(f"{name}: not CSL-JSON ({str(exc)[:160]}).") from None
+        items = value.get("items") if isinstance(value, dict) else value
+        if isinstance(items, list) and len(items) > MAX_RECORDS:
+            raise InputFileError(f"{name}: has {len(items):,} items, more than the {MAX_RECORDS:,} records this "
+                                 "reads; import it in parts.")
+        try:
+            records = parse_csl_json(value)
         except (ValueError, RecursionError) as exc:
             raise InputFileError(f"{name}: not CSL-JSON ({str(exc)[:160]}).") from None
         kind = "CSL-JSON"
-    elif suffix == ".ris":
-        records, skipped = parse_ris(text)
-        kind = "RIS"
-        if skipped:
-            notes.append(f"{skipped} line(s) of {name} are not RIS tags and were passed over.")
     else:
-        raise InputFileError(f"{name}: not a records file (use a .bib, a CSL-JSON .json, a .ris, or a Zotero "
-                             "data folder).")
+        try:
+            records, more = read_ris(text, name=name)
+        except ValueError as exc:
+            raise InputFileError(str(exc)) from None
+        notes.extend(more)
+        kind = "RIS"
     if len(records) > MAX_RECORDS:
         raise InputFileError(f"{name}: more than {MAX_RECORDS:,} records; import it in parts.")
+    if not records and text.strip() and not notes:
+        notes.append(f"{name}: no {kind} record was found in it.")
     return RecordsFile(name, kind, records, notes)
 
 

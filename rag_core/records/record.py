@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_core.output.render import printable_text
 from rag_core.pdf.metadata import arxiv_year, find_arxiv_id
 
 __all__ = ["FIELDS", "RecordsFile", "clean_doi", "clean_record", "first_surname", "name_key", "split_name",
@@ -110,8 +111,12 @@ def surname_matches(name: str, surname: str) -> bool:
 
 
 def clean_doi(value) -> str | None:
-    """A DOI without its resolver prefix, in lower case, or None when ``value`` is not one."""
-    text = _DOI_PREFIX.sub("", " ".join(str(value or "").split())).rstrip(".,;").lower()
+    """A DOI without its resolver prefix, in lower case, or None when ``value`` is not one (a
+    control character or an escape sequence in it: not a DOI)."""
+    raw = str(value or "")
+    if printable_text(raw) != raw.replace("\t", " ").replace("\n", " ").replace("\r", " "):
+        return None
+    text = _DOI_PREFIX.sub("", " ".join(raw.split())).rstrip(".,;").lower()
     return text if _DOI.match(text) else None
 
 
@@ -126,9 +131,11 @@ def clean_arxiv(value) -> str | None:
 
 
 def _text(value) -> str | None:
+    """A field as kept: control characters and escape sequences removed, white space folded,
+    braces dropped, capped."""
     if value is None:
         return None
-    text = " ".join(str(value).split())
+    text = " ".join(printable_text(value).split())
     text = text.replace("{", "").replace("}", "")
     return text[:_MAX_FIELD] or None
 

@@ -1,5 +1,6 @@
-"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks, and how a
-list's rows moved against another list (:func:`movement`, :func:`mark_movement`)."""
+"""One call for the side-by-side view: TF-IDF, hybrid and exact lists with cross-ranks, how a
+list's rows moved against another list (:func:`movement`, :func:`mark_movement`), and a hybrid list
+before and after its last ordering stage (:func:`stage_view`)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,69 @@ def first_stage_text(row: dict) -> str:
     if not ranks:
         return ""
     return " · ".join(f"{name} {ranks[name] or '–'}" for name in ("tfidf", "bm25", "dense") if name in ranks)
+
+
+STAGE_WORDS = {
+    "rerank": ("fused order the re-reading stage was handed", "after {name} re-read the pool"),
+    "mmr": ("fused order", "after MMR reordered it for variety"),
+    "fusion": ("best rank in a first-stage list (TF-IDF, BM25, dense)", "fused order"),
+}
+
+
+@dataclass
+class StageView:
+    """A hybrid list before and after its last ordering stage, each row's move between the two.
+
+    ``stage``: "rerank" when a re-reading stage (a cross-encoder, or any reranker that reports
+    ``pre_rerank_rank``) ordered the pool, "mmr" when MMR reordered the fused list
+    (``pre_mmr_rank``), else "fusion": the fused order against the first-stage lists (a row's
+    best rank in any of them, ties by how many lists found it). ``rows``: every row of the pool
+    with ``before`` and ``after`` (ranks from 1) and ``movement`` ("up", "down", "same")."""
+
+    stage: str
+    before_label: str
+    after_label: str
+    rows: list[dict]
+
+    def before(self) -> list[dict]:
+        return sorted(self.rows, key=lambda r: (r["before"], r["after"]))
+
+    def after(self) -> list[dict]:
+        return sorted(self.rows, key=lambda r: r["after"])
+
+    def movers(self, n: int, *, top: int | None = None) -> list[dict]:
+        """The ``n`` rows that moved most (ties: the better final rank first); ``top``: only rows in
+        either top ``top``."""
+        rows = [r for r in self.rows if r["before"] != r["after"]
+                and (top is None or min(r["before"], r["after"]) <= top)]
+        return sorted(rows, key=lambda r: (-abs(r["before"] - r["after"]), r["after"]))[:n]
+
+
+def stage_view(rows: Sequence[dict]) -> StageView:
+    """The hybrid rows (the whole pool, best first) before and after their last ordering stage,
+    read from what each row reports about its stages (see :class:`StageView`)."""
+    rows = sorted(rows, key=lambda r: r["rank"])
+    if any(r.get("pre_rerank_rank") for r in rows):
+        stage, key = "rerank", "pre_rerank_rank"
+    elif any(r.get("pre_mmr_rank") for r in rows):
+        stage, key = "mmr", "pre_mmr_rank"
+    else:
+        stage, key = "fusion", None
+    if key is not None:
+        before = {r["chunk_index"]: r.get(key) or len(rows) + 1 for r in rows}
+    else:
+        def first_stage(row: dict) -> tuple:
+            ranks = [v for v in (row.get("first_stage_ranks") or {}).values() if v]
+            return (min(ranks), -len(ranks), sum(ranks)) if ranks else (len(rows) + 1, 0, 0)
+        order = sorted(rows, key=lambda r: (*first_stage(r), r["rank"]))
+        before = {r["chunk_index"]: n for n, r in enumerate(order, start=1)}
+    name = next((r.get("reranker") for r in rows if r.get("reranker")), "the reranker")
+    before_label, after_label = STAGE_WORDS[stage]
+    out = []
+    for row in rows:
+        b = before[row["chunk_index"]]
+        out.append({**row, "before": b, "after": row["rank"], "movement": movement(row["rank"], b)})
+    return StageView(stage, before_label, after_label.format(name=name), out)
 
 
 _executor: ThreadPoolExecutor | None = None

@@ -70,6 +70,27 @@ def fuse_candidates(
     return {int(i): float(t) for i, t in zip(idx, total, strict=True)}
 
 
+def score_scale(score_type: str | None, *, fusion: str | None = None, weights: dict[str, float] | None = None,
+                rrf_k: int = DEFAULT_RRF_K) -> str:
+    """What a hybrid row's score means and its range, in one sentence: ``score_type`` "fused" (with
+    ``fusion`` "minmax" or "zscore"), "rrf" or "rerank", with the fusion ``weights`` the search used."""
+    weights = {k: v for k, v in {**DEFAULT_FUSION_WEIGHTS, **(weights or {})}.items() if v}
+    total = sum(weights.values())
+    parts = " + ".join(f"{w:g} × {name}" for name, w in weights.items())
+    if score_type == "fused" and (fusion or DEFAULT_FUSION) == "zscore":
+        return (f"Score: {parts}, each list's score standardised over the pool (standard deviations above the "
+                "pool's mean: no fixed range; 0 is average).")
+    if score_type == "fused":
+        return (f"Score from 0 to {total:g}: {parts}, each list's score min-max normalised to 0–1 over the pool "
+                f"({total:g}: first in every list; 0: last in every list).")
+    if score_type == "rrf":
+        return (f"Score: reciprocal rank fusion, the sum over the lists of weight / ({rrf_k} + rank) ({parts}): "
+                f"at most {total / (rrf_k + 1):.3f}, for a passage first in every list.")
+    if score_type == "rerank":
+        return ("Score: the cross-encoder's relevance score for the question and the passage (higher is better; "
+                "no fixed range).")
+    return ""
+
 __all__ = [
     "DEFAULT_FUSION",
     "DEFAULT_FUSION_WEIGHTS",
@@ -79,4 +100,5 @@ __all__ = [
     "FUSION_DESCRIPTIONS",
     "fuse_candidates",
     "fusion_score_type",
+    "score_scale",
 ]

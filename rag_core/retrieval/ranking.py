@@ -325,7 +325,8 @@ def search_with_spec(
     cross-encoder orders it when the spec asks for one and it can be loaded (``score_type``
     "rerank"); otherwise the lists are fused (``spec.fusion``: "fused" for min-max or z-score,
     "rrf"), and with MMR the ordered pool is then reordered for variety (each row gets
-    ``pre_mmr_rank``). Each row's ``reranker`` and ``reranker_detail`` say what ordered it;
+    ``pre_mmr_rank``). A row re-read by a cross-encoder gets ``pre_rerank_rank``, its rank in the
+    fused order the re-reading stage was handed. Each row's ``reranker`` and ``reranker_detail`` say what ordered it;
     ``cosine`` is always the TF-IDF cosine. ``query``: the text, or the
     :class:`QueryScores` other lists of the same query share. ``sources``: only these documents.
     """
@@ -369,10 +370,15 @@ def search_with_spec(
 
     status = spec_status(spec)
     fusion = spec.fusion
+    pre_rerank = None
     if status.reranker is not None:
         ce_scores, truncated = status.reranker.score(query, [index.chunks[i]["text"] for i in candidates])
         ordered = sorted(zip(candidates, ce_scores, truncated, strict=True), key=lambda t: (-t[1], t[0]))
         score_type = "rerank"
+        # the list the re-reading stage was handed, as fusion orders it (Compare shows each row's move)
+        fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, spec.weights()),
+                                rrf_k=spec.rrf_k, kind=fusion)
+        pre_rerank = {i: r for r, i in enumerate(sorted(candidates, key=lambda i: (-fused[i], i)), start=1)}
     else:
         fused = fuse_candidates(first_stage, ranks, candidates, weights=covered_fusion_weights(index, spec.weights()),
                                 rrf_k=spec.rrf_k, kind=fusion)
@@ -412,6 +418,8 @@ def search_with_spec(
             reranker_detail=status.detail,
             truncated=bool(cut) if cut is not None else None,
         )
+        if pre_rerank is not None:
+            row["pre_rerank_rank"] = pre_rerank[i]
         if pre_mmr is not None:
             row["pre_mmr_rank"] = pre_mmr[i]
         results.append(row)

@@ -6,7 +6,8 @@ case, ligatures, curly quotes, dashes); a hyphenated compound is one word ("task
 "task-\\nspecific" and the PDF's "taskspecific" all read ``taskspecific``, its parts kept);
 a number is its own token ("top-20" is "top" and "20", "21-million" is "21" and "million",
 "7-18" is "7", "-", "18"), while digits written against letters are a name ("BM25",
-"P100", "seq2seq"); British spellings read as American ones ("modelling" = "modeling",
+"P100", "seq2seq"), and so are digits a hyphen joins to a capitalised name ("GPT-3", "Llama-2",
+"ResNet-50", "Jurassic-1"; not "Top-5" or "Table-2"); British spellings read as American ones ("modelling" = "modeling",
 "specialised" = "specialized", "colour" = "color"), so a spelling is never a change.
 
 :func:`stem` is the Snowball English stem of a word's ``norm``; :data:`STOPWORDS` the
@@ -173,6 +174,10 @@ def words(text: str) -> list[Word]:
                 elif sep == "." and not gap_before and not gap_after and len(last) == 1 and len(nxt) == 1 \
                         and last.isalpha() and nxt.isalpha():
                     parts[-1] = last + nxt  # e.g -> eg, i.e -> ie
+                elif sep in "-\u2010\u2011" and text[origin[sep_a]] in _HYPHENS and not gap_before and not gap_after \
+                        and kind == "word" and len(parts) == 1 and last.isalpha() and nxt.isdigit() \
+                        and _is_product_name(text[origin[a]:origin[prev_end - 1] + 1]):
+                    parts[-1] = last + nxt  # GPT-3, Llama-2, ResNet-50, Jurassic-1: a name, not a number
                 elif sep == "'" and not gap_before and not gap_after and last.isalpha() and nxt.isalpha():
                     parts[-1] = last + "'" + nxt  # don't, we've, mozilla's
                 elif sep in "-\u00ad" and text[origin[sep_a]] in _HYPHENS and not gap_before and (
@@ -200,6 +205,24 @@ def words(text: str) -> list[Word]:
         # quote marks, apostrophes and other marks are not words
         i += 1
     return [_american(w) for w in _hyphens(text, out)]
+
+
+# Capitalised words that a hyphen and a number follow as a count or a place, not as a name ("Top-5
+# accuracy", "Table-2", "Stage-3"): their number stays a number.
+_COUNTED = frozenset({
+    "top", "rank", "step", "steps", "layer", "layers", "table", "figure", "fig", "stage", "phase", "type", "grade",
+    "level", "class", "group", "day", "days", "week", "weeks", "month", "months", "year", "years", "round", "epoch",
+    "section", "chapter", "page", "item", "set", "batch", "block", "order", "part", "tier", "trial", "wave", "dose",
+    "cohort", "arm", "visit", "hour", "hours", "k", "n", "p", "r", "recall", "precision", "ndcg", "mrr", "hit", "hits",
+    "success", "map", "f", "fold", "shot", "gram", "way", "bit", "bits", "row", "column", "line", "eq", "equation",
+    "appendix", "lemma", "theorem", "model", "models", "experiment", "study", "sample", "run", "pass",
+})
+
+
+def _is_product_name(word: str) -> bool:
+    """Whether a word that a hyphen and digits follow is a name with a number in it (GPT-3,
+    Llama-2, ResNet-50, COVID-19): written with a capital, and not a word that counts ("Top-5")."""
+    return any(c.isupper() for c in word) and word.lower() not in _COUNTED
 
 
 def _hyphens(text: str, tokens: list[Word]) -> list[Word]:

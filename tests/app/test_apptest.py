@@ -14,7 +14,14 @@ import tomllib
 
 import pytest
 
-from tests.app.support import HOSTILE_QUOTE, HOSTILE_WORDS, hostile_payloads, make_hostile_pdf, small_pdfs
+from tests.app.support import (
+    COLLECTION,
+    HOSTILE_QUOTE,
+    HOSTILE_WORDS,
+    hostile_payloads,
+    make_hostile_pdf,
+    small_pdfs,
+)
 from tests.support import REPO
 
 AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
@@ -27,12 +34,14 @@ TITLES = {"pages/compare.py": "Compare searches", "pages/verify.py": "Verify a q
 BEACON = "127.0.0.1:9"
 
 
-def start(data_dir, monkeypatch, script: str = "app.py") -> AppTest:
+def start(data_dir, monkeypatch, script: str = "app.py", view: str = "stacked") -> AppTest:
     """Run ``script`` (app.py, or one page file: AppTest drives widgets reliably only on the
     script it started with, so interactions start the page itself)."""
     monkeypatch.setenv("RAG_CORE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     at = AppTest.from_file(str(REPO / script), default_timeout=TIMEOUT)
+    if script.endswith("compare.py"):
+        at.session_state["cmp_view"] = view  # "stacked": the lists as tables (side by side they are cards)
     at.run()
     assert_clean(at)
     return at
@@ -314,10 +323,10 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     found = tables(at)
     assert set(found) == {"tfidf", "hybrid", "exact"}
     # rank, grade, score and cosine first (in view in a narrow window), then the passage
-    assert list(found["tfidf"].columns) == ["#", "grade", "cosine", "passage", "→ hybrid"]
+    assert list(found["tfidf"].columns) == ["#", "grade", "score = cosine", "passage", "→ hybrid"]
     assert list(found["hybrid"].columns) == ["#", "grade", "score", "cosine", "passage", "dense", "vs TF-IDF",
                                              "first stage"]
-    assert list(found["exact"].columns) == ["#", "grade", "passage", "in lists"]
+    assert list(found["exact"].columns) == ["#", "grade", "cosine", "passage", "in lists"]
     for kind in ("tfidf", "hybrid", "exact"):
         frame = found[kind]
         assert list(frame["#"]) == list(range(1, len(frame) + 1))
@@ -328,7 +337,7 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     assert len(found["tfidf"]) == len(found["hybrid"]) == 10
     assert found["tfidf"]["passage"].str.contains("⟦masked⟧").any(), "the question's words are marked"
     assert found["exact"]["passage"].str.contains("⟦masked language model⟧").all(), "the match, in its context"
-    assert (found["tfidf"]["cosine"] > 0).all()
+    assert (found["tfidf"]["score = cosine"] > 0).all()
     assert found["hybrid"]["vs TF-IDF"].str.match(r"^[▲▼★=]").all(), "every hybrid row has a marker against TF-IDF"
     assert found["hybrid"]["first stage"].str.match(r"^tfidf (\d+|–)\nbm25 (\d+|–)\ndense (\d+|–)$").all()
     assert (found["hybrid"]["grade"] == "–").all(), "nothing is judged yet"
@@ -343,6 +352,60 @@ def test_compare_shows_three_tables_with_titles_passages_scores_and_cosines(buil
     open_passage(at, "Exact #1")
     assert '<mark class="rc-hit">' in whole_passages(at)[0]
     assert len(at.get("download_button")) == 2, "results download as CSV and as JSON"
+
+
+def cards(at: AppTest) -> dict[str, list[dict]]:
+    """The lists drawn as cards (side by side, or against a baseline): key -> the cards' data."""
+    return {el.key.split("_")[1]: json.loads(el.proto.json)["cards"] for el in at.get("bidi_component")
+            if (el.key or "").startswith("table_")}
+
+
+def test_compare_side_by_side_draws_cards_with_the_figures_first_and_where_the_other_lists_put_them(
+        built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, "pages/compare.py", view="side")
+    run_compare(at, "masked language model")
+    assert not tables(at), "side by side, the lists are cards"
+    found = cards(at)
+    assert set(found) == {"tfidf", "hybrid", "exact"}
+    names = {kind: [[f[0] for f in card["figures"]] for card in rows] for kind, rows in found.items()}
+    assert all(n == ["grade", "score = cosine"] for n in names["tfidf"]), "one TF-IDF figure: score = cosine"
+    assert all(n == ["grade", "score", "cosine"] for n in names["hybrid"] + names["exact"])
+    assert [c["rank"] for c in found["hybrid"]] == list(range(1, 11))
+    for card in found["tfidf"]:
+        assert re.match(r"^(→ hybrid #\d+|✕ not in hybrid)$", card["move"]), card["move"]
+    for card in found["hybrid"]:
+        assert re.match(r"^vs TF-IDF [▲▼★=]", card["move"]), card["move"]
+        assert any(d.startswith("first stage: tfidf ") for d in card["details"]), card["details"]
+    for card in found["exact"]:
+        assert re.match(r"^TF-IDF #[\d–] · hybrid #[\d–]$", card["details"][0]), card["details"]
+        assert "⟦masked language model⟧" in card["text"]
+    assert all(re.match(r"^(Devlin 2018|Karpukhin 2020) · pp?\. ", c["chip"]) for c in found["tfidf"])
+    score = next(f[2] for f in found["hybrid"][0]["figures"] if f[0] == "score")
+    assert "Score from 0 to 2" in score, "the fused score's range is said where the score is shown"
+    assert "Score from 0 to 2" in texts(at)
+
+
+def test_compare_against_a_baseline_shows_every_change_against_it(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, "pages/compare.py", view="baseline")
+    run_compare(at, "masked language model")
+    found = cards(at)
+    assert set(found) == {"baseline", "hybrid"}, "the baseline's list beside the list now"
+    assert all(c["move"] == "= same vs baseline" for c in found["hybrid"]), "now = the package default"
+    assert "RBO 1.00" in texts(at) and "the package default" in texts(at)
+    weight = f"cmp_dense_weight_{COLLECTION}"
+    for value in (0.55, 0.6, 0.65, 0.7, 0.75, 0.8):  # a slider's arrow keys: one step at a time
+        at.slider(key=weight).set_value(value).run()
+        assert_clean(at)
+    assert "Dense weight α 0.5 → 0.8" in texts(at), "against the baseline, not the step before"
+    found = cards(at)
+    assert any(not c["move"].startswith("=") for c in found["hybrid"]), [c["move"] for c in found["hybrid"]]
+    assert "RBO 1.00" not in texts(at)
+    at.button(key="baseline_pin").click().run()
+    assert "RBO 1.00" in texts(at) and "pinned at" in texts(at)
+    at.slider(key=weight).set_value(0.2).run()
+    assert "Dense weight α 0.8 → 0.2" in texts(at)
+    at.button(key="baseline_reset").click().run()
+    assert "the package default" in texts(at) and "Dense weight α 0.5 → 0.2" in texts(at)
 
 
 def test_compare_restricted_to_one_document_and_bad_regex(built_data_dir, monkeypatch):
@@ -438,6 +501,14 @@ def test_settings_shows_models_data_folder_and_saves_preferences(empty_dir, monk
     assert str(empty_dir) in page
     assert "all-MiniLM-L6-v2" in page and "Device" in page
     assert "cross-encoder" in page.lower()
+    # the Models section keeps its place at the top but is filled last, a line saying so meanwhile: the
+    # rest of the page is drawn before the models are looked for (the line is gone once they are)
+    order = [getattr(b, "key", None) or getattr(b, "value", None) for b in at.main.children.values()]
+    assert "models_section" in order and order.index("models_section") < order.index("Data folder"), order
+    assert "Looking for the models" not in page
+    source = (REPO / "pages" / "settings.py").read_text()
+    assert source.index("ocr_section(prefs)") < source.index('model_lines("Embedding model'), \
+        "the models are looked for after the other sections are drawn"
 
     at.number_input(key="chunk_size").set_value(800)
     at.number_input(key="chunk_overlap").set_value(100)

@@ -161,41 +161,21 @@ def test_browser_end_to_end(tmp_path, capsys):
                 expect(page.get_by_role("heading", name="Compare searches")).to_be_visible()
                 compare(page, expect, "masked language model")
                 timings["compare"] = compare.seconds
-                # the columns in view at 1600 px (rank, grade, score and cosine first; "→ hybrid" follows the
-                # TF-IDF passage and is reached by scrolling that list sideways)
-                wanted = ("#", "grade", "vs TF-IDF", "passage", "score", "cosine", "dense", "first stage", "in lists")
-                deadline = time.monotonic() + 30
-                while True:
-                    headers = [t.strip() for t in page.locator(
-                        '[data-testid="stDataFrame"] [role="columnheader"]').all_inner_texts()]
-                    if all(w in headers for w in wanted) or time.monotonic() > deadline:
-                        break
-                    page.wait_for_timeout(500)
-                for column in wanted:
-                    assert column in headers, f"column {column!r} missing from {headers}"
-                assert headers.count("#") == 3 and headers.count("passage") == 3, headers
+                # side by side, each list's cards: rank, grade, score and cosine first, then the passage and
+                # where the other lists put it (the stacked tables: test_compare_browser.py)
+                for kind, figure in (("tfidf", "score = cosine"), ("hybrid", "score"), ("exact", "cosine")):
+                    cards = page.locator(f'.rc-cards[data-list="{kind}"] .rc-card')
+                    expect(cards.first).to_be_visible()
+                    expect(cards.first.locator(f'.rc-fig[data-name="{figure}"]')).to_be_visible()
+                expect(page.locator('.rc-cards[data-list="hybrid"] .rc-details').first).to_contain_text("first stage:")
                 expect(page.get_by_text("Hybrid reranker:")).to_be_visible()
-                page.locator('[data-testid="stDataFrame"]').first.hover()
-                expect(page.get_by_role("button", name="Search").first).to_be_visible()  # the toolbar is there,
-                assert page.get_by_role("button", name="Download as CSV").count() == 0  # its raw CSV export not
                 expect(page.get_by_text(re.compile(r"\d+ places? in \d+ documents?"))).to_be_visible()
                 no_exception(page)
                 shot(page, "3-compare", tall=False)
 
-                # 3. A click on a row opens its passage in a dialog, in view without scrolling.
-                hybrid_list = page.locator('[class*="st-key-table_hybrid"] [data-testid="stDataFrame"]')
+                # 3. A click on a card opens its passage in a dialog, in view without scrolling.
                 dialog = page.get_by_role("dialog")
-                for attempt in range(3):  # the grid is a canvas: wait for its layout, click again if it moved
-                    expect(hybrid_list).to_have_count(1, timeout=60_000)  # not a stale list of the run before
-                    hybrid_list.scroll_into_view_if_needed()
-                    page.wait_for_timeout(500 * (attempt + 1))
-                    table = hybrid_list.bounding_box()
-                    page.mouse.click(table["x"] + 16, table["y"] + 36 + 92 // 2)  # the first row's tick box
-                    expect(dialog).to_be_visible(timeout=30_000)
-                    if dialog.get_by_text("Hybrid #1").count() or attempt == 2:
-                        break
-                    page.keyboard.press("Escape")
-                    expect(dialog).to_have_count(0)
+                page.locator('.rc-cards[data-list="hybrid"] .rc-card').first.click()
                 expect(dialog.get_by_text("Hybrid #1")).to_be_visible(timeout=30_000)
                 page.keyboard.press("Escape")
                 expect(dialog).to_have_count(0)
@@ -214,6 +194,9 @@ def test_browser_end_to_end(tmp_path, capsys):
 
                 # 4. The hostile PDF: its text, labels and name show as literal text, nothing is fetched.
                 compare(page, expect, HOSTILE_WORDS, phrase="quokka")
+                # the cards show the document's label as text (their script sets textContent only)
+                expect(page.locator('.rc-cards[data-list="tfidf"] .rc-chip').first).to_contain_text(payload["label"])
+                assert page.locator(f'img[src*="{beacon.host}"], a[href*="{beacon.host}"]').count() == 0
                 open_passage(page, expect, "TF-IDF #1")
                 dialog = page.get_by_role("dialog")
                 passage = dialog.locator(".rc-passage")
@@ -298,7 +281,7 @@ def compare(page, expect, query: str, tables: int | None = 3, phrase: str = "") 
     page.get_by_role("button", name="Compare", exact=True).click()
     expect(page.get_by_text(f"Results for “{query}”")).to_be_visible(timeout=120_000)
     if tables:
-        lists = page.locator('[class*="st-key-table_"] [data-testid="stDataFrame"]')  # the three lists only
+        lists = page.locator(".rc-cards")  # the three lists only
         expect(lists).to_have_count(tables, timeout=60_000)
     compare.seconds = time.monotonic() - t0
 
@@ -390,7 +373,8 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     counts = {v: expected_verdicts().count(v) for v in ("verbatim", "near_verbatim", "related", "not_found")}
     misattributed = sum(1 for *_, flag in STATEMENTS if flag)
     summary = (f"{total} statements: {counts['verbatim']} verbatim · {counts['near_verbatim']} near_verbatim · "
-               f"{counts['related']} related · {counts['not_found']} not_found · {misattributed} misattributed")
+               f"{counts['related']} related · {counts['not_found']} not_found · 0 not in collection · "
+               f"{misattributed} misattributed")
     expect(page.get_by_text(summary)).to_be_visible(timeout=300_000)
     seconds = time.monotonic() - t0
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -610,8 +594,10 @@ def test_browser_relevance_lab(tmp_path):
                 # 2. Per-method metrics for the question on screen, with the lower-bound note.
                 headers = [t.strip() for t in page.locator('[data-testid="stDataFrame"] [role="columnheader"]')
                            .all_inner_texts()]
-                for column in ("method", "nDCG@10", "P@5", "MRR@10", "Recall@10", "unjudged@10", "grade"):
+                for column in ("method", "nDCG@10", "P@5", "MRR@10", "Recall@10", "unjudged@10"):
                     assert column in headers, (column, headers)
+                # the grades show in the lists' cards
+                expect(page.locator('.rc-cards .rc-fig[data-name="grade"]', has_text="3").first).to_be_attached()
                 expect(page.get_by_text("lower bounds").first).to_be_visible()
                 shot("2-metrics")
 
@@ -621,14 +607,11 @@ def test_browser_relevance_lab(tmp_path):
                 for _ in range(6):
                     page.keyboard.press("ArrowRight")
                 settle()
-                expect(page.get_by_text("Compared with the settings before:")).to_be_visible(timeout=120_000)
-                # the grid lists its headers for assistive technology while it is in view
+                expect(page.get_by_text("Compared with the last change:")).to_be_visible(timeout=120_000)
                 settle()
-                hybrid_grid = page.locator('[class*="st-key-table_hybrid"] [data-testid="stDataFrame"]')
-                expect(hybrid_grid).to_have_count(1, timeout=120_000)  # not a stale copy of the run before
-                hybrid_grid.scroll_into_view_if_needed()
-                expect(page.locator('[data-testid="stDataFrame"] [role="columnheader"]', has_text="vs before")
-                       ).to_have_count(1)
+                hybrid_cards = page.locator('.rc-cards[data-list="hybrid"]')
+                expect(hybrid_cards).to_have_count(1, timeout=120_000)  # not a stale copy of the run before
+                expect(hybrid_cards.locator(".rc-move").first).to_contain_text("vs before")
                 # the lab's table (drawn after the three lists) lists its headers once it is in view too
                 metrics_grid = page.locator('.st-key-lab_metrics [data-testid="stDataFrame"]')
                 expect(metrics_grid).to_have_count(1, timeout=120_000)
@@ -643,7 +626,8 @@ def test_browser_relevance_lab(tmp_path):
                 settle()
                 expect(page.get_by_text(re.compile("maximal marginal relevance")).first).to_be_visible()
                 open_tab("What the reranker did")
-                expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible()
+                expect(page.locator(".st-key-top_movers")).to_contain_text("Moved most:", timeout=120_000)
+                expect(page.locator('[data-testid="stVegaLiteChart"]').first).to_be_visible(timeout=120_000)
                 no_exception()
                 shot("4-mmr-slope-chart")
 
@@ -680,7 +664,8 @@ def test_browser_relevance_lab(tmp_path):
                 expect(page.get_by_text("Saved snapshot pool 5")).to_be_visible(timeout=120_000)
                 open_tab("Snapshots")
                 expect(page.get_by_text(re.compile(r"pool: \d+ → 5"))).to_be_visible()
-                expect(page.get_by_text(re.compile(r"\d+ queries gained, \d+ lost"))).to_be_visible()
+                expect(page.get_by_text(re.compile(r"\d+ quer(y|ies) gained nDCG@10, \d+ quer(y|ies) lost it"))
+                       ).to_be_visible()
                 no_exception()
                 shot("6-snapshots")
 

@@ -31,6 +31,8 @@ def start(data_dir, monkeypatch, page: str) -> AppTest:
     monkeypatch.setenv("RAG_CORE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     at = AppTest.from_file(str(REPO / page), default_timeout=TIMEOUT)
+    if page.endswith("compare.py"):
+        at.session_state["cmp_view"] = "stacked"  # the lists as tables (side by side they are cards)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -110,7 +112,7 @@ def test_judging_metrics_knobs_and_movement_on_compare(lab_dir, monkeypatch):
     assert list(hybrid["passage"]) != before or (hybrid["vs before"] != "= same").any()
     metrics = frame_with(at, "nDCG@10")
     assert "change" in metrics.columns and "nDCG@10 before" in metrics.columns
-    assert any("Compared with the settings before" in h.value for h in at.html)
+    assert any("Compared with the last change" in h.value for h in at.html)
 
     # the reranker knob: MMR reorders the fused pool
     at.selectbox(key=f"cmp_reranker_{COLLECTION}").set_value("mmr").run()
@@ -190,6 +192,12 @@ def test_lab_page_query_set_snapshots_optimiser_and_cli_figures(lab_dir, monkeyp
     diff_queries = frame_with(at, "status")
     assert set(diff_queries["status"]) <= {"gained", "lost", "same", "not scored", "new query", "dropped"}
     assert any("pool: 30 → 5" in h.value for h in at.html), "the snapshot diff names the changed setting"
+    # the figures first, the long text last (every rank column in view); counts in their number
+    assert list(diff_queries.columns)[:3] == ["A", "B", "change"] and list(diff_queries.columns)[-1] == "query"
+    moved = [df.value for df in at.dataframe if df.key == "snap_moved"]
+    assert not moved or list(moved[0].columns)[:3] == ["A rank", "B rank", "move"]
+    line = next(h.value for h in at.html if "gained nDCG@10" in h.value)
+    assert not re.search(r"\b1 queries\b", line) and re.search(r"\d+ quer(y|ies) gained nDCG@10", line), line
 
     # the optimiser, then its settings as the collection's default
     at.session_state["tab"] = "Optimiser"

@@ -22,6 +22,8 @@ def start(data_dir, monkeypatch, page: str, **params) -> AppTest:
     monkeypatch.setenv("RAG_CORE_DATA_DIR", str(data_dir))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     at = AppTest.from_file(str(REPO / page), default_timeout=TIMEOUT)
+    if page.endswith("compare.py"):
+        at.session_state["cmp_view"] = "stacked"  # the lists as tables (side by side they are cards)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

@@ -85,8 +85,14 @@ def test_import_a_bib_correct_a_year_and_check_a_manuscript(data_dir, tmp_path):
         expect(save).to_be_enabled()
         idle()
         save.click()
-        expect(page.get_by_text("Saved the corrected record", exact=False)).to_be_visible()
+        # issue 28: said where the button is (a message at the top of the page was out of sight)
+        saved = page.locator('[class*="st-key-records_saved"]')
+        expect(saved.get_by_text(f"the corrected record of {BERT} (year)", exact=False)).to_be_visible()
         idle()
+        saved.scroll_into_view_if_needed()
+        assert abs(saved.bounding_box()["y"] - page.get_by_role("button", name="Save corrections")
+                   .bounding_box()["y"]) < 200  # right under the Save button
+        shot("2b-saved", heading)
         expect(editor.locator('[role="gridcell"][aria-colindex="6"]').first).to_contain_text("year: edited")
         shot("2-year-corrected", heading)
         # 3. the manuscript check: every statement says what it was matched to

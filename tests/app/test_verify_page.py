@@ -221,8 +221,8 @@ def test_a_manuscript_checked_reported_and_exported(built_data_dir, monkeypatch,
     assert table["misattributed"][5] == "found, but in a different document than the one cited"
     assert (table["misattributed"].str.len() > 0).sum() == 1
     assert table["document"][4] == "", "a not_found row names no document"
-    assert "7 statements: 3 verbatim · 1 near_verbatim · 1 related · 2 not_found · 1 misattributed · " \
-           "1 meaning changed" in shown(at)
+    assert "7 statements: 3 verbatim · 1 near_verbatim · 1 related · 2 not_found · 0 not in collection · " \
+           "1 misattributed · 1 meaning changed" in shown(at)
     # the evidence shown first is the most severe statement's: the changed number, side by side
     assert at.selectbox(key="verify_report_pick").value.startswith("#2 · near_verbatim · meaning changed")
     [cues] = [h.value for h in at.html if 'data-testid="rc-meaning-cues"' in h.value]

@@ -156,7 +156,8 @@ def test_meaning_lead_and_cues_side_by_side():
 def test_counts_summary_and_options():
     assert verdict_counts(ROWS) == {"verbatim": 1, "near_verbatim": 1, "related": 0, "not_found": 1}
     assert verdict_summary(ROWS) == "3 statements: 1 verbatim \u00b7 1 near_verbatim \u00b7 0 related \u00b7 " \
-                                    "1 not_found \u00b7 1 misattributed \u00b7 0 meaning changed"
+                                    "1 not_found \u00b7 0 not in collection \u00b7 1 misattributed \u00b7 " \
+                                    "0 meaning changed"
     assert statement_option(2, {**ROWS[1], "meaning": "changed"}) == "#2 \u00b7 near_verbatim \u00b7 meaning " \
                                                                      "changed \u00b7 close"
     assert statement_option(2, ROWS[1]) == "#2 \u00b7 near_verbatim \u00b7 close"

@@ -68,3 +68,36 @@ def test_check_with_a_bib_for_pandoc_keys(data_dir, tmp_path, capsys):
     (row,) = json.loads(capsys.readouterr().out)
     assert [r["status"] for r in row["resolutions"]] == ["matched", "not_in_collection"]
     assert row["resolutions"][0]["source"] == DPR and row["misattributed"] is False
+
+
+def test_meta_show_and_import_json_carry_no_control_characters(data_dir, tmp_path, capsys):
+    """Issue 27 row 22: a record kept by an older version with C1 controls and a bidi override."""
+    from rag_core.collections.metadata import _commit
+
+    library = Library(data_dir)
+    doc = next(d for d in library.documents("papers") if d["source"] == DPR)
+    _commit(library, "papers", lambda kept: {**kept, doc["sha256"]: {
+        "fields": {"title": "BERT \u009b2J\u009d0;x\u0007 \u202eevil"}, "origin": {"title": "edited"}}})
+    for args in (["meta", "show", "papers", "--json"], ["meta", "show", "papers"]):
+        assert main(["--data-dir", data_dir, *args]) == 0
+        out = capsys.readouterr().out
+        assert not any(0x80 <= ord(c) <= 0x9f or c in "\u202e\x07\x1b" for c in out), args
+    assert main(["--data-dir", data_dir, "meta", "show", "papers", "--json"]) == 0
+    titles = {d["source"]: d["title"] for d in json.loads(capsys.readouterr().out)}
+    assert titles[DPR] == "BERT \u009b2J\u009d0;x\u0007 \u202eevil"  # escaped in the JSON: the data exactly
+    bib = tmp_path / "c.bib"
+    bib.write_text("@article{k\u202e, title={Dense Passage Retrieval for Open-Domain Question Answering}}\n"
+                   "@article{k\u202e, title={Again}}\n", encoding="utf-8")
+    assert main(["--data-dir", data_dir, "meta", "import", "papers", str(bib), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "the key 'k' is used twice" in out
+
+
+def test_a_doi_set_by_hand_is_used_for_matching(data_dir, tmp_path, capsys):
+    """Issue 27 row 9: the DOI a person corrected counts like the one the PDF printed."""
+    assert main(["--data-dir", data_dir, "meta", "set", "papers", DPR, "--doi", "10.5555/shared.1"]) == 0
+    bib = tmp_path / "d.bib"
+    bib.write_text("@article{d, title={Something else}, doi={10.5555/shared.1}}", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--data-dir", data_dir, "meta", "import", "papers", str(bib)]) == 0
+    assert f"{DPR} <- d: ? n.d., Something else (by DOI)" in capsys.readouterr().out

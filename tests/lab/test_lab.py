@@ -554,3 +554,17 @@ def test_eval_collection_takes_earlier_method_names(lexical_library, capsys):
     assert main([*argv, "--methods", "tfidf,mmr,cross_encoder"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert set(printed["methods"]) == {"tfidf", "hybrid_mmr"} and set(printed["skipped"]) == {"hybrid_ce"}
+
+
+def test_list_change_against_a_baseline():
+    from rag_core.lab.statistics import list_change
+
+    change = list_change(list("abcde"), list("cabxd"), k=5)
+    assert change.moves == {"c": (3, 1), "a": (1, 2), "b": (2, 3), "x": (None, 4), "d": (4, 5)}
+    assert change.dropped == [("e", 5)]
+    assert (change.up, change.down, change.same, change.new) == (1, 3, 0, 1)
+    assert change.overlap == 0.8 and 0 < change.rbo < 1
+    assert change.summary().startswith("overlap@5 0.80 · RBO ") and "1 fell out" in change.summary()
+    same = list_change(list("abc"), list("abc"), k=3)
+    assert same.identical and same.rbo == 1.0 and same.summary().endswith("3 same")
+    assert list_change([], [], k=3).summary().endswith("both empty")

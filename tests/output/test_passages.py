@@ -30,6 +30,14 @@ def test_the_title_chip_is_first_author_year_and_page():
     assert title_chip(None, {"source": "x.pdf", "page_start": 1}) == "x · p. 1"
 
 
+def test_a_chip_without_an_author_falls_back_to_the_file_name():
+    """Issue 28: the Mitiq manual's chip read "2021 · p. 36", which names no document."""
+    mitiq = {"source": "qem_mitiq_manual_v0.5.0_2021.pdf", "year": 2021}
+    assert title_chip(mitiq, {"page_start": 36}) == "qem_mitiq_manual_v0.5… 2021 · p. 36"
+    scan = {"source": "awkward_scanned_no_text_huckfinn_page22.pdf", "no_record": "a scan"}
+    assert title_chip(scan, {"page_start": 1, "ocr": True}) == "awkward_scanned_no_te… · p. 1 (OCR text)"
+
+
 def test_a_passage_cut_mid_word_starts_at_a_sentence_or_a_word():
     assert from_boundary("ting. The model learns. More text follows.") == ("The model learns. More text follows.", 6)
     text, cut = from_boundary("earning problem is hard because no sentence ends here for a while and more words")
@@ -98,3 +106,25 @@ def test_a_verify_statement_is_whole_sentences_from_a_boundary():
 def test_a_passage_without_marks_for_the_judging_cards():
     shown = list_passage("ting. The masked model wins.", "masked", marks=False)
     assert shown == "…The masked model wins."
+
+
+def test_page_turn_reads_on_and_keeps_the_mark_on_the_passage_page():
+    from rag_core.output.passages import page_turn
+
+    own = page_turn([4, 5], total=9)
+    assert (own.shown, own.marked, own.previous, own.next, own.at_passage) == ((4, 5), (4, 5), 3, 6, True)
+    on = page_turn([4, 5], total=9, page=6)
+    assert (on.shown, on.marked, on.previous, on.next, on.at_passage) == ((6,), (), 5, 7, False)
+    back = page_turn([4, 5], total=9, page=5)
+    assert back.marked == (5,) and not back.at_passage
+    first, last = page_turn([1], total=1), page_turn([3], total=3, page=99)
+    assert (first.previous, first.next) == (None, None)
+    assert (last.shown, last.marked, last.next) == ((3,), (3,), None)
+    assert page_turn([2], total=None, page=3).next == 4  # no known end after the passage
+
+
+def test_counted():
+    from rag_core.output.render import counted
+
+    assert [counted(1, "query"), counted(2, "query"), counted(0, "passage"), counted(3, "day")] == [
+        "1 query", "2 queries", "0 passages", "3 days"]

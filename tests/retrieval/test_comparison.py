@@ -49,3 +49,62 @@ def test_nonsense_matches_nothing_and_says_so(worked_example_index):
     assert result.tfidf == [] and result.exact == [] and result.exact_total == 0
     assert result.lexical_match is False and result.to_dict()["lexical_match"] is False
     assert all(r["found_by"] == "dense" for r in result.hybrid), "only close in meaning"
+
+
+def _pool_row(rank: int, chunk: int, **extra) -> dict:
+    return {"rank": rank, "chunk_index": chunk, "source": f"{chunk}.pdf", **extra}
+
+
+def test_stage_view_reads_the_order_a_re_reading_stage_was_handed():
+    from rag_core.retrieval.comparison import stage_view
+
+    rows = [_pool_row(1, 7, pre_rerank_rank=3, reranker="ce"), _pool_row(2, 8, pre_rerank_rank=1, reranker="ce"),
+            _pool_row(3, 9, pre_rerank_rank=2, reranker="ce")]
+    view = stage_view(rows)
+    assert view.stage == "rerank" and "ce re-read" in view.after_label
+    assert [(r["chunk_index"], r["before"], r["after"], r["movement"]) for r in view.after()] == [
+        (7, 3, 1, "up"), (8, 1, 2, "down"), (9, 2, 3, "down")]
+    assert [r["chunk_index"] for r in view.before()] == [8, 9, 7]
+    assert [r["chunk_index"] for r in view.movers(1)] == [7]  # moved two places
+
+
+def test_stage_view_after_mmr_and_after_fusion_alone():
+    from rag_core.retrieval.comparison import stage_view
+
+    mmr = stage_view([_pool_row(1, 1, pre_mmr_rank=1), _pool_row(2, 2, pre_mmr_rank=3),
+                      _pool_row(3, 3, pre_mmr_rank=2)])
+    assert mmr.stage == "mmr" and [r["movement"] for r in mmr.after()] == ["same", "up", "down"]
+    # fusion only: against the best first-stage rank; ties go to the passage more lists found
+    fused = stage_view([
+        _pool_row(1, 10, first_stage_ranks={"bm25": 2, "dense": 1}),
+        _pool_row(2, 11, first_stage_ranks={"bm25": 1, "dense": None}),
+        _pool_row(3, 12, first_stage_ranks={"bm25": 3, "dense": 2}),
+    ])
+    assert fused.stage == "fusion"
+    assert {r["chunk_index"]: r["before"] for r in fused.rows} == {10: 1, 11: 2, 12: 3}
+    assert [r["movement"] for r in fused.after()] == ["same", "same", "same"]
+    assert fused.movers(3) == []
+
+
+def test_a_cross_encoder_row_reports_its_fused_rank_before_the_re_reading(index):
+    from rag_core.retrieval import ranking
+    from rag_core.retrieval.search_spec import SearchSpec
+
+    class Reverse:  # a re-reading stage that puts the fused order upside down
+        def score(self, query, texts):
+            return [float(n) for n in range(len(texts))], [False] * len(texts)
+
+    spec = SearchSpec(reranker="none", lexical="both")
+    fused = ranking.search_with_spec("alpha beta", index, spec, top=5)
+    status = ranking.spec_status(spec)
+    from dataclasses import replace
+
+    real = ranking.spec_status
+    try:
+        ranking.spec_status = lambda s: replace(status, reranker=Reverse())
+        reread = ranking.search_with_spec("alpha beta", index, spec, top=5)
+    finally:
+        ranking.spec_status = real
+    fused_rank = {r["chunk_index"]: r["rank"] for r in fused}
+    assert reread and all(r["pre_rerank_rank"] == fused_rank[r["chunk_index"]] for r in reread)
+    assert "pre_rerank_rank" not in fused[0]

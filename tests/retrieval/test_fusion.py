@@ -75,3 +75,14 @@ def test_query_expander_parses_numbered_lists():
     expander = QueryExpander()
     expander.set_llm_function(lambda p: "1. other")
     assert expander.expand("q") == ["q", "other"]
+
+
+def test_score_scale_says_the_range_of_each_score():
+    from rag_core.retrieval.fusion import score_scale
+
+    text = score_scale("fused", fusion="minmax", weights={"tfidf": 0.0, "bm25": 1.0, "dense": 1.0})
+    assert "from 0 to 2" in text and "1 × bm25 + 1 × dense" in text
+    assert "from 0 to 2" in score_scale("fused", weights={"bm25": 0.4, "dense": 1.6})
+    assert "standardised" in score_scale("fused", fusion="zscore")
+    assert "at most 0.033" in score_scale("rrf", rrf_k=60)
+    assert "cross-encoder" in score_scale("rerank") and score_scale(None) == ""

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_core.safe_files import over_limit_text
 from rag_core.settings import MAX_PDF_BYTES
 
 _READ_BLOCK = 1 << 20
@@ -48,7 +49,7 @@ def read_input(item, *, max_bytes: int = MAX_PDF_BYTES) -> InputFile:
             return InputFile(name, given, None, "empty", "The file is empty (0 bytes).")
         if len(data) > max_bytes:
             return InputFile(name, given, None, "too_large",
-                             f"The file is {_mib(len(data))}, over the limit of {_mib(max_bytes)}.")
+                             f"The file is {over_limit_text(len(data), max_bytes)}.")
         return InputFile(name, given, data)
     if not isinstance(item, (str, os.PathLike)):
         raise TypeError(
@@ -75,7 +76,7 @@ def read_input(item, *, max_bytes: int = MAX_PDF_BYTES) -> InputFile:
     if info.st_size == 0:
         return refuse("empty", "The file is empty (0 bytes).")
     if info.st_size > max_bytes:
-        return refuse("too_large", f"The file is {_mib(info.st_size)}, over the limit of {_mib(max_bytes)}.")
+        return refuse("too_large", f"The file is {over_limit_text(info.st_size, max_bytes)}.")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

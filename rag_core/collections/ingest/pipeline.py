@@ -178,6 +178,9 @@ def ingest_files(
         finally:
             if own_pool:
                 pool.close()
+    for n, slot in enumerate(slots):  # each file's reading time (its worker's, OCR pass included)
+        if slot is not None and n in clock.file_seconds:
+            slot.seconds = clock.file_seconds[n]
     report.files.extend(slot for slot in slots if slot is not None)
     try:
         report.embedding = _embed(store, name, embed, clock)
@@ -232,6 +235,8 @@ def _extract(uploads: _Uploads, clock: _Clock, *, pool: ExtractionPool, ocr: str
         elif kind == "ocr":
             clock.ocr_read(uploads[job][0], info["done"], info["total"])
         elif kind == "done":
+            n = uploads[job][0]
+            clock.file_seconds[n] = clock.file_seconds.get(n, 0.0) + float(info.get("seconds") or 0.0)
             if not info.get("ocr_needed"):  # a file whose scanned pages are still to read is not done
                 clock.files_done += 1
             clock.pages_done[job] = clock.pages_known.setdefault(job, info["pages"])
@@ -260,6 +265,7 @@ def _read_scans(store: CollectionStore, name: str, scans: _Uploads, settings: di
             clock.emit("ocr", upload.name)
         elif kind == "done":
             clock.files_done += 1
+            clock.file_seconds[n] = clock.file_seconds.get(n, 0.0) + float(info.get("seconds") or 0.0)
             clock.ocr_done[n] = clock.ocr_known.get(n, 0)
             clock.emit("ocr", upload.name)
 
@@ -457,6 +463,7 @@ def _document_record(doc_id: str, source: str, upload: InputFile, extraction: Pd
         "title": metadata.get("title"), "authors": metadata.get("authors"), "year": metadata.get("year"),
         "doi": metadata.get("doi"), "arxiv_id": metadata.get("arxiv_id"), "venue": metadata.get("venue"),
         "origin": dict(metadata.get("origin") or {}),
+        **({"no_record": metadata["no_record"]} if metadata.get("no_record") else {}),
         **({"ocr": record_summary(extraction.ocr)} if record_summary(extraction.ocr) else {}),
     }
 

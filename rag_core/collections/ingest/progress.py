@@ -84,6 +84,7 @@ class _Clock:
         self.extract_started: float | None = None
         self.first_page: tuple[float, int] | None = None  # (when, pages done then)
         self.file_bytes: dict[int, int] = {}  # the size of each file to read, by job
+        self.file_seconds: dict[int, float] = {}  # seconds a reader spent on each input, by its position
         self.pages_counted: dict[int, int] = {}  # page counts of files before a reader opens them
         self.counter: PageCounter | None = None
         # pages to read by OCR and read so far, by the file's position among the inputs

@@ -40,7 +40,7 @@ def test_size_is_checked_before_reading(tmp_path, monkeypatch):
     reads = []
     monkeypatch.setattr(inputs.os, "read", lambda *a: reads.append(a) or b"")
     got = read_input(sparse)
-    assert got.status == "too_large" and "2048.0 MiB" in got.reason and reads == []
+    assert got.status == "too_large" and "2.0 GiB" in got.reason and reads == []
 
 
 def test_empty_and_missing_files(tmp_path):

@@ -24,6 +24,9 @@ def test_every_file_gets_a_report_in_the_order_given(tmp_path, pdf_dir):
     assert report.files[0].reason.endswith(f"stored as {stored!r}")
     assert f"Same content as {OTHER!r}" in report.files[2].reason  # the first of this call
     assert report.chunks_added == report.files[0].chunks > 0 and report.embedding is None
+    # each file read says how long its reader took (0 only for those no reader opened)
+    assert report.files[0].seconds > 0 and report.files[0].to_dict()["seconds"] > 0
+    assert report.files[1].seconds == report.files[2].seconds == report.files[3].seconds == 0
     assert sorted(d["source"] for d in library.documents("c")) == sorted([OTHER, stored])
 
 

@@ -120,6 +120,11 @@ MAX_SENTENCE_WORDS = 60
 SENTENCE_WINDOW_WORDS = 40
 # The parts of a quote with an ellipsis lie at most this many characters apart in the document.
 MAX_ELIDED_CHARS = 2_000
+# The wording alignment (rapidfuzz's partial ratio) of a statement longer than this places its first
+# ALIGN_MAX_CHARS characters only, then compares the words of the whole statement with the document
+# from there: its cost grew with the square of the length (a 9,500-character statement took 64 s,
+# issue 27 row 18); a passage that is nearly the statement starts nearly as the statement does.
+ALIGN_MAX_CHARS = 600
 # A quoted passage in a manuscript shorter than this many words is a term in quotes ("bad guy"),
 # not a quote.
 MIN_QUOTE_WORDS = 4
@@ -399,7 +404,8 @@ def ocr_threads() -> int:
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
 
-# The app's manuscript check runs in a child process (rag_core.check_worker) under these budgets.
+# The app's checks run in a child process (rag_core.check_worker) under these budgets; `rag-core check`
+# keeps the same one (--time-budget overrides it), a statement not reached in it reported not_checked.
 # Its start (imports, the collection's index, the models) took 3-5 s here on the two small shared
 # PDFs; a cold index of 100k chunks on PostgreSQL 6 s (docs/benchmarks.md section 9), so 120 s is a
 # wide margin. A statement took 0.05-0.4 s, at most 1.8 s (the first, loading the bi-encoder), on a

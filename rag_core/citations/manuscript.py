@@ -20,6 +20,7 @@ checking).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -362,6 +363,8 @@ class CheckRow:
     # the passages behind the verdict (or, when nothing backs it, shown for reference), with
     # document and page: rag_core.citations.report.evidence_passages
     evidence: list[dict] = field(default_factory=list)
+    # not checked at all (too long, empty, or past the check's time budget): ``message`` says why
+    not_checked: bool = False
 
     @property
     def resolution(self) -> str:
@@ -377,6 +380,7 @@ class CheckRow:
             "line": self.line, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
             "resolution": self.resolution, "resolutions": self.resolutions,
             "not_in_collection": self.not_in_collection, "outcome": outcome(self), "evidence": self.evidence,
+            "not_checked": self.not_checked,
         }
 
 
@@ -416,6 +420,8 @@ def check_statements(
     top: int = 3,
     meaning: bool = True,
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    seconds: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> list[CheckRow]:
     """Check each statement against ``index``; one :class:`CheckRow` each, in order.
 
@@ -423,15 +429,23 @@ def check_statements(
     title/authors/year let a citation be matched to a document; without them the documents'
     opening text is used. ``progress(done, total, statement)`` is called before each check and
     once at the end. ``top`` is the number of close passages kept for a statement not found
-    word for word.
+    word for word. ``seconds``: the time budget (by ``clock``); the statements not begun inside
+    it are rows ``not_checked`` whose message says so.
     """
     items = [s if isinstance(s, Statement) else Statement(text=str(s), kind="claim", sentence=str(s))
              for s in statements]
     infos = _document_infos(index, documents) if any(s.citations for s in items) else []
     rows: list[CheckRow] = []
+    deadline = None if seconds is None else clock() + seconds
     for n, statement in enumerate(items):
         if progress is not None:
             progress(n, len(items), statement.text)
+        if deadline is not None and clock() >= deadline:
+            checked = sum(not r.not_checked for r in rows)
+            rows.append(_not_checked(statement, f"Not checked: the check's time budget ({seconds:g} s) ran out "
+                                                f"after {checked:,} of {len(items):,} statements; check fewer at once "
+                                                "or give it more time."))
+            continue
         rows.append(_check_one(statement, index, infos, top=top, meaning=meaning,
                                cross_encoder_model=cross_encoder_model))
     if progress is not None:
@@ -483,6 +497,14 @@ def cited_work_absent(resolutions: Sequence[Resolution | dict]) -> bool:
     return bool(statuses) and all(s == "not_in_collection" for s in statuses)
 
 
+def _not_checked(statement: Statement, message: str, *, cited: Sequence[str] = (), resolutions: Sequence[dict] = (),
+                 absent: bool = False) -> CheckRow:
+    """A row for a statement left unchecked: verdict not_found (nothing was found), not_checked, the reason."""
+    return CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
+                    statement.cited, list(cited), False, message, statement.line, resolutions=list(resolutions),
+                    not_in_collection=absent, not_checked=True)
+
+
 def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, meaning: bool,
                cross_encoder_model: str, sources=None, context: int = 300) -> CheckRow:
     """One statement checked: its citations resolved, the cited documents first; a statement whose
@@ -496,9 +518,7 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
         check = verify_quote(statement.text, index, sources=sources, cited_sources=cited or None, n_closest=top,
                              context=context, cross_encoder_model=cross_encoder_model, meaning=meaning)
     except RagCoreError as exc:  # an empty or oversized statement: report it, go on
-        return CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
-                        statement.cited, cited, False, f"Not checked: {exc}", statement.line,
-                        resolutions=resolved, not_in_collection=absent)
+        return _not_checked(statement, f"Not checked: {exc}", cited=cited, resolutions=resolved, absent=absent)
     if absent:
         check.message = f"{NOT_IN_COLLECTION_NOTE} {check.message}"
         check.meaning, check.meaning_cues, check.meaning_note = "unclear", [], NOT_IN_COLLECTION_MEANING

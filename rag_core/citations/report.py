@@ -44,8 +44,8 @@ SEVERITY_LEVELS = (
     "related (close in meaning, not confirmed)", "near verbatim, meaning holds", "verbatim",
 )
 # A statement's outcome: its verdict, unless every work it cites is absent from the collection.
-OUTCOMES = ("verbatim", "near_verbatim", "related", "not_found", "not_in_collection")
-OUTCOME_LABELS = {"not_in_collection": "not in collection"}
+OUTCOMES = ("verbatim", "near_verbatim", "related", "not_found", "not_in_collection", "not_checked")
+OUTCOME_LABELS = {"not_in_collection": "not in collection", "not_checked": "not checked"}
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -58,11 +58,13 @@ def _as_dicts(rows: Sequence) -> list[dict]:
 
 
 def outcome(row) -> str:
-    """A row's outcome (:data:`OUTCOMES`): "not_in_collection" when every work it cites is absent
-    from the collection (what was found elsewhere is for reference only), else its verdict."""
-    if isinstance(row, Mapping):
-        return "not_in_collection" if row.get("not_in_collection") else str(row.get("verdict") or "")
-    return "not_in_collection" if getattr(row, "not_in_collection", False) else str(getattr(row, "verdict", ""))
+    """A row's outcome (:data:`OUTCOMES`): "not_checked" when it was not checked (its message says why),
+    "not_in_collection" when every work it cites is absent from the collection (what was found
+    elsewhere is for reference only), else its verdict."""
+    get = row.get if isinstance(row, Mapping) else (lambda key: getattr(row, key, None))
+    if get("not_checked"):
+        return "not_checked"
+    return "not_in_collection" if get("not_in_collection") else str(get("verdict") or "")
 
 
 def severity(row) -> int:
@@ -132,6 +134,7 @@ _VERDICT_STYLE = {
     "related": ("#e8f0fe", "#1a4fa0", "Related: close in meaning, not confirmed"),
     "not_found": ("#fde8e8", "#a12626", "Not found"),
     "not_in_collection": ("#f3e8fd", "#6a1b9a", "Cited work not in collection"),
+    "not_checked": ("#f1f3f4", "#444", "Not checked"),
 }
 _MEANING_STYLE = {
     "changed": ("#fde8e8", "#a12626", "Meaning changed"),

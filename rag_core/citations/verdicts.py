@@ -40,6 +40,7 @@ from rag_core.index.lexical import top_k
 from rag_core.retrieval.exact import document_texts, find_places, place_from_span
 from rag_core.retrieval.ranking import check_query, search
 from rag_core.settings import (
+    ALIGN_MAX_CHARS,
     CANDIDATES_PER_LIST,
     DEFAULT_CROSS_ENCODER_MODEL,
     MAX_ELIDED_CHARS,
@@ -422,10 +423,15 @@ def closest_wording(quote: str, index, *, sources: Collection[str] | None = None
     candidates = _lexical_candidates(quote, index, mask, candidates_per_list)
     if not candidates:
         return None
-    found = _best_alignment(needle, _windows(candidates, index, by_chunk, pad=len(needle) + 50))
+    # a long statement is placed by its first ALIGN_MAX_CHARS characters (the alignment's cost grows
+    # with the square of its length), then compared word by word whole from there
+    head = needle[:ALIGN_MAX_CHARS]
+    found = _best_alignment(head, _windows(candidates, index, by_chunk, pad=len(head) + 50))
     if found is None:
         return None
     _, doc, fs, fe = found
+    if len(head) < len(needle):
+        fe = min(len(doc.folded_with_map()[0]), max(fe, fs + len(needle)))
     return _word_alignment(quote, doc, index.chunks, fs, fe, context=context)
 
 

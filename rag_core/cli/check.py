@@ -18,7 +18,7 @@ __all__ = ["CHECK_OUTCOMES", "EXIT_FLAGGED", "add_parsers", "cmd_check"]
 
 EXIT_FLAGGED = 3  # --fail-on: a statement has one of the outcomes named
 CHECK_OUTCOMES = ("changed", "unclear", "verbatim", "near_verbatim", "related", "not_found", "misattributed",
-                  "not_in_collection")
+                  "not_in_collection", "not_checked")
 
 
 def cmd_check(args) -> int:
@@ -63,9 +63,11 @@ def cmd_check(args) -> int:
         from tqdm import tqdm
 
         bar = tqdm(total=len(statements), desc="checking", unit="statement", file=sys.stderr, leave=False)
+    seconds = _time_budget(args, len(statements))
     try:
         rows = check_statements(statements, index, documents=library.documents(args.collection), top=args.top,
-                                progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None)
+                                progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None,
+                                seconds=seconds)
     finally:
         if bar is not None:
             bar.close()
@@ -90,6 +92,8 @@ def cmd_check(args) -> int:
         print(f"#{n:<3} {outcome(row):13s} {similarity:>5s}  {where}")
         statement = printable(row.statement)
         print(textwrap.indent(textwrap.fill(statement[:300] + ("…" if len(statement) > 300 else ""), 96), "     "))
+        if row.not_checked:
+            print(f"     ! {printable(row.message)}")
         if row.diff:
             print(f"     changed: {printable(row.diff)}")
         for resolution in row.resolutions:
@@ -118,6 +122,27 @@ def cmd_check(args) -> int:
         print(f"--fail-on {','.join(fail_on)}: statement{'s' if len(flagged) != 1 else ''} "
               f"{', '.join(f'#{n}' for n in flagged)}.")
     return code
+
+
+def _time_budget(args, statements: int) -> float:
+    """``--time-budget SECONDS``, else the app's: CHECK_SECONDS_BASE plus CHECK_SECONDS_PER_STATEMENT a statement."""
+    from rag_core.settings import CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
+
+    given = getattr(args, "time_budget", None)
+    return float(given) if given is not None else CHECK_SECONDS_BASE + CHECK_SECONDS_PER_STATEMENT * statements
+
+
+def _positive_seconds(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 < value <= 10**7):
+        raise argparse.ArgumentTypeError(f"give a number of seconds above 0, not {text[:40]!r}")
+    return value
 
 
 def _refuse_special_file(name: str) -> None:
@@ -155,11 +180,14 @@ def _has_outcome(row, outcomes: list[str]) -> bool:
     return any(row.meaning == o if o in ("changed", "unclear") else
                row.misattributed if o == "misattributed" else
                row.not_in_collection if o == "not_in_collection" else
-               row.verdict == o and not row.not_in_collection for o in outcomes)
+               row.not_checked if o == "not_checked" else
+               row.verdict == o and not row.not_in_collection and not row.not_checked for o in outcomes)
 
 
 def add_parsers(sub, common) -> None:
     """The sub-command ``check``."""
+    from rag_core.settings import CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
+
     p = sub.add_parser("check", parents=[common],
                        help="check the quotes and cited claims of a manuscript against a collection")
     p.add_argument("collection")
@@ -169,7 +197,11 @@ def add_parsers(sub, common) -> None:
     p.add_argument("--fail-on", metavar="OUTCOMES",
                    help="exit 3 when any statement has one of these outcomes (comma-separated: "
                         "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "
-                        "misattributed), e.g. --fail-on changed,not_found before submission")
+                        "misattributed, not_in_collection, not_checked), e.g. --fail-on changed,not_found "
+                        "before submission")
+    p.add_argument("--time-budget", metavar="SECONDS", type=_positive_seconds,
+                   help="stop checking after this long; the statements not reached are reported not_checked "
+                        f"(default: {CHECK_SECONDS_BASE:.0f} s plus {CHECK_SECONDS_PER_STATEMENT:.0f} s a statement)")
     p.add_argument("--bib", metavar="FILE",
                    help="a .bib (or CSL-JSON .json, .ris) whose keys resolve \\cite{key} and pandoc's [@key] "
                         "(default for a .tex: the .bib its \\bibliography{} names beside it)")

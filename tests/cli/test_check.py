@@ -153,3 +153,48 @@ def test_check_fail_on_exits_3_when_a_statement_has_the_outcome(paper_library, m
     assert main([*argv, "--fail-on", "changed,wrong"]) == 2
     err = capsys.readouterr().err
     assert "--fail-on takes" in err and "not wrong" in err
+
+
+def test_a_statement_too_long_to_check_says_why_in_the_table_and_the_json(paper_library, tmp_path, capsys):
+    """Issue 27 row 18: never a bare not_found: the outcome is not_checked, with the reason."""
+    path = tmp_path / "long.md"
+    path.write_text("dense retrieval " * 1000 + " (Karpukhin et al., 2020).\n", encoding="utf-8")
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split()[1] == "not_checked"
+    assert "! Not checked: The query is" in out and "the limit is 10,000" in out
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path), "--json",
+                 "--fail-on", "not_checked"]) == 3
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["not_checked"] is True and row["outcome"] == "not_checked" and "limit is 10,000" in row["message"]
+
+
+def test_the_check_keeps_a_time_budget_and_says_what_it_left(paper_library, manuscript, capsys, monkeypatch):
+    """A budget spent before the first statement (no clock is raced): every statement not_checked, said."""
+    from rag_core.cli import check
+
+    budgets = []
+    monkeypatch.setattr(check, "_time_budget", lambda args, n: budgets.append((args.time_budget, n)) or 0.0)
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(manuscript), "--json",
+                 "--time-budget", "42"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert budgets == [(42.0, 4)]
+    assert [r["outcome"] for r in rows] == ["not_checked"] * 4
+    assert all("time budget (0 s) ran out after 0 of 4 statements" in r["message"] for r in rows)
+
+
+def test_the_default_time_budget_is_the_apps(monkeypatch):
+    from argparse import Namespace
+
+    from rag_core.cli.check import _time_budget
+    from rag_core.settings import CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
+
+    assert _time_budget(Namespace(time_budget=None), 3) == CHECK_SECONDS_BASE + 3 * CHECK_SECONDS_PER_STATEMENT
+    assert _time_budget(Namespace(time_budget=7.5), 3) == 7.5
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon", "1e99"])
+def test_a_bad_time_budget_is_a_usage_error(value, capsys):
+    assert main(["check", "papers", "x.md", "--time-budget", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rag-core: error: argument --time-budget")

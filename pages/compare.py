@@ -33,7 +33,7 @@ from pages.common.state import (
 )
 from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
 from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
-from rag_core.lab.judgments import GRADE_SHORT, GRADES, make_judgment, set_grade
+from rag_core.lab.judgments import GRADE_SHORT, GRADES, MAX_QUERY_CHARS, judgeable, make_judgment, set_grade
 from rag_core.lab.statistics import list_change
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.passages import (
@@ -496,7 +496,10 @@ def show_results(name: str, address: str) -> None:
         note("warning", "Nothing in the collection matches the question word for word.")
     index = None if stale else load_index(name)
     grades = {}
-    if index is not None:
+    can_judge = judgeable(result["query"])
+    if not can_judge:  # a long question is compared, never judged: no grades, no lab (issue 27 row 19)
+        grades = None
+    elif index is not None:
         _, _, grades = lab_ui.judgments_and_grades(lib, name, index, result["query"], passages(name))
     docs = documents_by_key(lib, name)
     shown_rows = [r for kind in ("tfidf", "hybrid", "exact") for r in result[kind]]
@@ -532,7 +535,12 @@ def show_results(name: str, address: str) -> None:
         if 0 <= i < len(rows):
             st.session_state[TURN_KEY] = None  # a passage opens on its own page
             passage_dialog(lib, name, rows[i], LIST_NAMES.get(kind, kind), result["query"], stale, titles, grades)
-    if index is not None:
+    if not can_judge:
+        st.divider()
+        note("info", f"This question is {len(' '.join(result['query'].split())):,} characters long: the relevance "
+                     f"lab judges questions of at most {MAX_QUERY_CHARS:,}, so its passages cannot be graded here. "
+                     "Shorten the question to judge them.")
+    elif index is not None:
         lab_panel(lib, name, index, stored, titles, grades)
 
 

@@ -26,13 +26,12 @@ from pages.common.state import (
     searchable_index,
     title_of,
 )
-from rag_core.check_worker import CheckWorkerError, check_in_worker
+from rag_core.check_worker import CheckWorkerError, check_in_worker, check_one_in_worker
 from rag_core.citations.manuscript import (
     MANUSCRIPT_TYPES,
     NOT_IN_COLLECTION_MEANING,
     ManuscriptError,
     add_bib_references,
-    check_one_statement,
     manuscript_from_text,
     read_manuscript,
     rows_to_csv,
@@ -64,6 +63,7 @@ from rag_core.citations.view import (
 )
 from rag_core.errors import RagCoreError
 from rag_core.output.render import literal_html, page_label, seconds_text
+from rag_core.settings import MAX_QUERY_CHARS
 
 MODES = {"statement": "One statement", "manuscript": "A whole manuscript"}
 MODE_KEY = "verify_mode"
@@ -284,12 +284,17 @@ def read_address(docs: list[dict]) -> None:
     if "statement" not in params or not address_is_new("verify", params):
         return
     remember_address("verify", params)
-    st.session_state["verify_quote"] = params["statement"][:10_000]
+    statement = params["statement"]
+    if len(statement) > MAX_QUERY_CHARS:  # the form holds as much: the rest is said, not silently dropped
+        st.session_state[ADDRESS_NOTE_KEY] = (f"The address's statement is {len(statement):,} characters long; "
+                                              f"only its first {MAX_QUERY_CHARS:,} are checked.")
+    st.session_state["verify_quote"] = statement[:MAX_QUERY_CHARS]
     sources = [d["source"] for d in docs]
     if params.get("doc") in sources:
         st.session_state["verify_source"] = params["doc"]
     elif params.get("doc"):
-        st.session_state[ADDRESS_NOTE_KEY] = f"The collection has no document “{params['doc']}”: looking in all."
+        missing = f"The collection has no document “{params['doc']}”: looking in all."
+        st.session_state[ADDRESS_NOTE_KEY] = " ".join(filter(None, (st.session_state.get(ADDRESS_NOTE_KEY), missing)))
     st.session_state[AUTORUN_KEY] = True
 
 
@@ -317,7 +322,7 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
     if st.session_state.get("verify_source") not in (None, *sources):
         st.session_state["verify_source"] = "All documents"
     with st.form("verify_form", border=False):
-        quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=10_000,
+        quote = st.text_area("Quote or claim", key="verify_quote", height=110, max_chars=MAX_QUERY_CHARS,
                              placeholder="e.g. BERT is designed to pre-train deep bidirectional representations")
         source = st.selectbox("Look in", sources, key="verify_source")
         submitted = st.form_submit_button("Check", type="primary")
@@ -326,16 +331,20 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
         if not (quote or "").strip():
             st.warning("Paste a quote or type a claim first.")
             return
-        index = searchable_index(name)
-        if index is None:
+        if searchable_index(name) is None:
             return
-        with st.spinner("Checking…"):  # its citation resolved like a manuscript's, left out of the words compared
-            row = check_one_statement(quote, index, documents=docs,
-                                      sources=None if source == "All documents" else [source], context=CONTEXT,
-                                      cross_encoder_model=preferences().cross_encoder_model)
-        st.session_state[RESULT_KEY] = {"collection": name, "version": lib.version(name),
-                                        "check": row.check.to_dict() if row.check is not None else None,
-                                        "row": row.to_dict(), "quote": quote, "source": source}
+        # its citation resolved like a manuscript's, left out of the words compared; in a child process
+        # under a time budget (rag_core.check_worker), so a long check never holds the server (issue 27)
+        with st.spinner("Checking…"):
+            try:
+                row, check, version = check_one_in_worker(
+                    lib.root, name, quote, sources=None if source == "All documents" else [source], context=CONTEXT,
+                    cross_encoder_model=preferences().cross_encoder_model)
+            except CheckWorkerError as exc:
+                note("error", str(exc))
+                return
+        st.session_state[RESULT_KEY] = {"collection": name, "version": version, "check": check, "row": row,
+                                        "quote": quote, "source": source}
     result = st.session_state.get(RESULT_KEY)
     if not result or result["collection"] != name:
         return

@@ -8,8 +8,12 @@ data folder or ``RAG_CORE_STORE``), checks the statements it is sent and reports
 its budget (``CHECK_SECONDS_BASE`` plus ``CHECK_SECONDS_PER_STATEMENT`` a statement) or when
 its caller is stopped (a Streamlit rerun), and gives the report's rows.
 
+:func:`check_one_in_worker` does the same for one statement as typed (the page's one-statement
+form): a long one cannot hold the server that serves everyone else's pages.
+
 Protocol, between rag_core's own processes: the job is one JSON line on the child's standard
-input; the child answers JSON lines ``{"kind": "progress", "done", "total"}``, then
+input (``statements``, or ``one``: a statement as typed); the child answers JSON lines
+``{"kind": "progress", "done", "total"}``, then
 ``{"kind": "done", "rows", "checks", "version"}`` or ``{"kind": "error", "message"}``.
 """
 
@@ -31,7 +35,7 @@ from rag_core.errors import RagCoreError
 from rag_core.pdf.pool import end_child
 from rag_core.settings import CHECK_HOLD_ENV, CHECK_MEMORY_MB, CHECK_SECONDS_BASE, CHECK_SECONDS_PER_STATEMENT
 
-__all__ = ["CheckWorkerError", "check_in_worker"]
+__all__ = ["CheckWorkerError", "check_in_worker", "check_one_in_worker"]
 
 
 class CheckWorkerError(RagCoreError):
@@ -80,6 +84,16 @@ def serve() -> int:  # pragma: no cover - runs in a child process
         if index is None:
             _send({"kind": "error", "message": f"Collection {name!r} has no documents to check against."})
             return 0
+        if job.get("one") is not None:  # one statement as typed (the Verify page's), read like a manuscript's
+            from rag_core.citations.manuscript import check_one_statement
+
+            one = job["one"]
+            row = check_one_statement(one["text"], index, documents=library.documents(name),
+                                      sources=one.get("sources"), context=int(one.get("context", 300)),
+                                      top=job["top"], cross_encoder_model=job["cross_encoder_model"])
+            _send({"kind": "done", "version": version, "rows": [row.to_dict()],
+                   "checks": [row.check.to_dict() if row.check is not None else None]})
+            return 0
         statements = [Statement(**{**s, "citations": [Citation(**c) for c in s.get("citations") or []]})
                       for s in job["statements"]]
         rows = check_statements(statements, index, documents=library.documents(name), top=job["top"],
@@ -112,13 +126,40 @@ def check_in_worker(
     child process; returns ``(rows, checks, version)`` as :meth:`CheckRow.to_dict` and
     :meth:`CitationCheck.to_dict` give them, and the collection version checked.
     :class:`CheckWorkerError` when it runs past its budget, out of memory, or stops."""
+    job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
+           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements]}
+    return _run(job, seconds_base + seconds_per_statement * len(statements), len(statements), progress)
+
+
+def check_one_in_worker(
+    data_dir: str | os.PathLike,
+    collection: str,
+    text: str,
+    *,
+    sources: Sequence[str] | None = None,
+    context: int = 300,
+    top: int = 5,
+    cross_encoder_model: str,
+    seconds: float = CHECK_SECONDS_BASE + CHECK_SECONDS_PER_STATEMENT,
+    memory_mb: int = CHECK_MEMORY_MB,
+) -> tuple[dict, dict | None, str | None]:
+    """One statement as typed (:func:`rag_core.citations.manuscript.check_one_statement`) checked in a
+    child process, so a long check never holds the app's server; returns ``(row, check, version)``.
+    :class:`CheckWorkerError` past ``seconds``, out of memory, or when it stops."""
+    job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
+           "cross_encoder_model": cross_encoder_model, "statements": [],
+           "one": {"text": text, "sources": list(sources) if sources else None, "context": context}}
+    rows, checks, version = _run(job, seconds, 1, None)
+    return rows[0], checks[0], version
+
+
+def _run(job: dict, budget: float, count: int, progress) -> tuple[list[dict], list[dict | None], str | None]:
+    """The child started on ``job``, read until it answers or runs past ``budget`` seconds."""
     package_root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
-    job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
-           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements]}
-    budget = seconds_base + seconds_per_statement * len(statements)
+    what = "the statement" if job.get("one") is not None else f"{count} statements"
     child = subprocess.Popen([sys.executable, "-m", "rag_core.check_worker"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)
     started = time.monotonic()
@@ -129,8 +170,9 @@ def check_in_worker(
         while True:
             left = started + budget - time.monotonic()
             if left <= 0:
-                raise CheckWorkerError(f"The check of {len(statements)} statements took longer than its budget "
-                                       f"({budget:.0f} s) and was stopped; check fewer statements at once.")
+                raise CheckWorkerError(f"The check of {what} took longer than its budget ({budget:.0f} s) and was "
+                                       "stopped; " + ("check a shorter statement." if job.get("one") is not None
+                                                      else "check fewer statements at once."))
             if not wait([child.stdout], timeout=min(left, 1.0)):
                 continue
             block = os.read(child.stdout.fileno(), 1 << 20)

@@ -83,3 +83,36 @@ def test_a_collection_without_documents_is_a_message(tmp_path):
     with pytest.raises(CheckWorkerError) as caught:
         check_in_worker(tmp_path / "data", "missing", statements, cross_encoder_model=DEFAULT_CROSS_ENCODER_MODEL)
     assert "missing" in str(caught.value) and "Traceback" not in str(caught.value)
+
+
+def test_one_statement_in_the_worker_gives_the_row_of_an_in_process_check(paper_library):
+    """The Verify page's one statement (issue 27 row 20): checked in a child, the same row as in-process."""
+    from rag_core.check_worker import check_one_in_worker
+    from rag_core.citations.manuscript import check_one_statement
+
+    text = draft(paper_library).split("\n\n")[0]
+    row, check, version = check_one_in_worker(paper_library.root, "papers", text,
+                                              cross_encoder_model=DEFAULT_CROSS_ENCODER_MODEL)
+    direct = check_one_statement(text, paper_library.load_index("papers"),
+                                 documents=paper_library.documents("papers"))
+    assert version == paper_library.version("papers")
+    assert row == json.loads(json.dumps(direct.to_dict())) and row["verdict"] in ("verbatim", "near_verbatim")
+    assert check == json.loads(json.dumps(direct.check.to_dict()))
+
+
+def test_one_statement_past_its_budget_is_stopped_with_a_message(paper_library, tmp_path, monkeypatch):
+    """As the manuscript's: a worker that waits until it is stopped, so only the budget ends it."""
+    from rag_core.check_worker import check_one_in_worker
+
+    monkeypatch.setenv(CHECK_HOLD_ENV, str(tmp_path / "worker.pid"))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        checking = pool.submit(check_one_in_worker, paper_library.root, "papers", "dense retrieval works",
+                               cross_encoder_model=DEFAULT_CROSS_ENCODER_MODEL, seconds=0.5)
+        try:
+            error = checking.exception(timeout=60)
+        except FutureTimeout:
+            pid = int((tmp_path / "worker.pid").read_text())
+            subprocess.run(["kill", str(pid)], check=False)
+            pytest.fail("the check ran on for 60 s past its budget of 0.5 s")
+    assert isinstance(error, CheckWorkerError), error
+    assert "took longer than its budget" in str(error) and "shorter statement" in str(error)

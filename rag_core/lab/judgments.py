@@ -61,6 +61,16 @@ def normalise_query(query: str) -> str:
     return text
 
 
+def judgeable(query: str) -> bool:
+    """Whether judgments can be kept for ``query`` (text, not empty, at most MAX_QUERY_CHARS once its
+    white space is collapsed): a longer question can be searched, never judged."""
+    try:
+        normalise_query(query)
+    except JudgmentError:
+        return False
+    return True
+
+
 def query_id(query: str) -> str:
     """A stable id for a query: "q" and 10 hex digits of its SHA-256."""
     return "q" + hashlib.sha256(normalise_query(query).encode("utf-8")).hexdigest()[:10]
@@ -326,10 +336,11 @@ class Judgments:
         return sorted(first, key=lambda q: (first[q], q))
 
     def for_query(self, query: str) -> list[Judgment]:
-        return list(self._by.get(normalise_query(query), {}).values())
+        """The judgments of ``query``: none for a query that cannot be judged (:func:`judgeable`)."""
+        return list(self._by.get(normalise_query(query), {}).values()) if judgeable(query) else []
 
     def get(self, query: str, key: PassageKey) -> Judgment | None:
-        return self._by.get(normalise_query(query), {}).get(key)
+        return self._by.get(normalise_query(query), {}).get(key) if judgeable(query) else None
 
     def with_judgment(self, judgment: Judgment) -> Judgments:
         out = self._copy()

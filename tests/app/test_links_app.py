@@ -156,3 +156,30 @@ def test_a_rerun_that_still_carries_the_old_address_does_not_undo_a_change(two_c
     assert at.number_input(key=f"cmp_pool_{COLLECTION}").value == 40, "the pool change stands"
     assert "pool=40" in at.code[0].value and "alpha=0.7" in at.code[0].value
     assert "vs before" in lists(at)["hybrid"].columns
+
+
+def test_a_compare_link_too_long_to_judge_shows_its_lists_and_says_why_no_traceback(two_collections, monkeypatch):
+    """Issue 27 row 19: a 2,001-10,000-character question was a red JudgmentError with a traceback."""
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION,
+               q="dense passage retrieval " * 90)
+    assert lists(at) and len(lists(at)["hybrid"]) > 0
+    said = " ".join(notes(at, "info"))
+    assert "2,159 characters long" in said and "at most 2,000" in said
+    assert not at.exception and not [e for e in at.error if "Traceback" in str(e.value)]
+
+
+def test_a_compare_link_over_the_query_limit_is_refused_with_a_message(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION,
+               q="dense passage retrieval " * 500)
+    said = " ".join([*notes(at, "error"), *notes(at, "warning"), *(str(e.value) for e in at.error)])
+    assert "10,000" in said, said
+    assert not at.exception
+
+
+def test_a_verify_link_longer_than_the_form_says_it_is_cut_and_is_checked(two_collections, monkeypatch):
+    """Issue 27 row 20: the statement of the address is cut to the form's limit with a word, then checked."""
+    at = start(two_collections, monkeypatch, "pages/verify.py", collection=COLLECTION,
+               statement="dense retrieval " * 700)
+    assert "11,200 characters long; only its first 10,000 are checked" in " ".join(notes(at, "warning"))
+    assert len(at.text_area(key="verify_quote").value) == 10_000
+    assert at.session_state["verify_result"]["row"]["verdict"] in ("related", "not_found")

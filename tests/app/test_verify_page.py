@@ -115,6 +115,34 @@ def test_verbatim_names_the_folding_every_place_and_marks_the_page(built_data_di
     assert re.search(r"Found after folding [^:]*letter case", shown(at))
 
 
+def test_the_check_never_runs_in_the_servers_process(built_data_dir, monkeypatch, real_quote):
+    """Issue 27 row 20: a long check in the server's process froze every other person's page; it runs
+    in a child (rag_core.check_worker), so an in-process check here would fail the test."""
+    import rag_core.citations.manuscript as manuscript
+
+    def in_the_server(*args, **kwargs):
+        raise AssertionError("the statement was checked in the server's process")
+
+    monkeypatch.setattr(manuscript, "check_one_statement", in_the_server)
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, real_quote)
+    assert notes(at, "success")[0].startswith("✓ verbatim")
+
+
+def test_a_check_past_its_time_budget_is_a_message(built_data_dir, monkeypatch, tmp_path):
+    """A worker that waits until it is stopped (any machine): the page says the budget ran out."""
+    from functools import partial
+
+    import rag_core.check_worker as check_worker
+    from rag_core.settings import CHECK_HOLD_ENV
+
+    monkeypatch.setenv(CHECK_HOLD_ENV, str(tmp_path / "worker.pid"))
+    monkeypatch.setattr(check_worker, "check_one_in_worker", partial(check_worker.check_one_in_worker, seconds=0.5))
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "dense retrieval " * 600)
+    assert any("took longer than its budget" in n for n in notes(at, "error")), notes(at, "error")
+
+
 def test_a_quote_across_a_page_break_shows_both_pages(built_data_dir, monkeypatch):
     at = start(built_data_dir, monkeypatch, PAGE)
     check_one(at, "This creates B training instances in each batch, where there are B-1 negative passages for each "

@@ -19,6 +19,7 @@ from rag_core.lab.judgments import (
     Judgments,
     PassageKey,
     add_judgments,
+    judgeable,
     load_judgments,
     make_judgment,
     normalise_query,
@@ -261,6 +262,19 @@ def test_judgments_survive_removal_and_reingest(lexical_library, pdf_dir):
     assert len(load_judgments(lib, "papers")) == 1 and graded_text() == []
     lib.add_pdfs("papers", [pdf_dir / DARK, pdf_dir / DPR], compute_embeddings=False)  # back, after another
     assert graded_text() == [text]
+
+
+def test_a_question_too_long_to_judge_has_no_grades_and_keeps_none(lexical_library):
+    """Issue 27 row 19: Compare's lists of a 2,001-10,000-character question ask for its grades."""
+    lib = lexical_library
+    long = "dense passage retrieval " * 90
+    i, index = _passage_with(lib, "papers", "in-batch negatives")
+    passages = passages_of(index, lib.documents("papers"))
+    assert not judgeable(long) and not judgeable("   ") and judgeable("how are negatives shared")
+    assert load_judgments(lib, "papers").grades(long, passages) == {}
+    assert load_judgments(lib, "papers").get(long, passages.keys[i]) is None
+    with pytest.raises(JudgmentError, match="at most 2,000 characters"):  # it is still never kept
+        make_judgment(long, passages, i, 3, index.chunks[i]["text"])
 
 
 def test_judgments_map_to_passages_of_other_chunk_settings(lexical_library, pdf_dir, tmp_path):

@@ -281,6 +281,7 @@ PG_FILE_CACHE_ENV = "RAG_CORE_PG_FILE_CACHE"
 TESSERACT_ENV = "RAG_CORE_TESSERACT"
 OCR_SECONDS_PER_PAGE_ENV = "RAG_CORE_OCR_SECONDS_PER_PAGE"
 CHECK_HOLD_ENV = "RAG_CORE_CHECK_HOLD_FOR_TESTS"
+EXTRACT_HOLD_ENV = "RAG_CORE_EXTRACT_HOLD_FOR_TESTS"
 CLAIMS_DIR_ENV = "RAG_CORE_CLAIMS_DIR"
 
 # Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
@@ -318,6 +319,8 @@ ENVIRONMENT_VARIABLES = {
     "checkout)",
     CHECK_HOLD_ENV: "tests only: a file where the app's check worker writes its process id, then waits, "
     "checking nothing, until it is stopped (how the tests see its time budget kept on any machine)",
+    EXTRACT_HOLD_ENV: "tests only: a PDF file name the extraction worker waits on, reading nothing, until it is "
+    "stopped (how the tests see the ingest's time budget kept on any machine)",
 }
 
 

@@ -21,7 +21,9 @@ estimate uses these counts for files no reader has opened yet.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -75,11 +77,15 @@ def serve(memory_bytes: int) -> int:  # pragma: no cover - runs in a child proce
     import pypdf  # noqa: F401  (imported before the first file's time budget starts)
 
     from rag_core.pdf.extraction import extract_pdf
+    from rag_core.settings import EXTRACT_HOLD_ENV
 
     out = sys.stdout.buffer
+    hold = os.environ.get(EXTRACT_HOLD_ENV)
     for job, data in _jobs(sys.stdin.buffer):
         job_id = job["job"]
         _send(out, {"kind": "start", "job": job_id})
+        if hold and job["name"] == hold:  # the tests' way to a file that cannot be read inside any budget
+            threading.Event().wait()
         last = [0.0]
 
         def on_page(done: int, total: int, job_id=job_id, last=last) -> None:

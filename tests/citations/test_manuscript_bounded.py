@@ -299,11 +299,13 @@ def test_standard_input_is_capped(monkeypatch, tmp_path, capsys):
 
 def test_a_pdf_manuscript_is_read_by_the_budgeted_worker(monkeypatch):
     from rag_core.pdf import pool
+    from rag_core.settings import EXTRACT_HOLD_ENV
 
+    monkeypatch.setenv(EXTRACT_HOLD_ENV, "slow.pdf")  # its reader waits until stopped: any machine (issue 30)
     monkeypatch.setattr(pool, "extract_pdf_budgeted",
                         functools.partial(pool.extract_pdf_budgeted, seconds_base=1.0, seconds_per_page=0.01))
     with pytest.raises(ManuscriptError, match=r"slow\.pdf: Reading this PDF took longer than its time budget"):
-        read_manuscript(slow_pdf(pages=20), name="slow.pdf")
+        read_manuscript(slow_pdf(pages=2), name="slow.pdf")
 
 
 def test_check_prints_the_notes_of_a_docx(paper_library, tmp_path, capsys):

@@ -3,8 +3,6 @@ follow with their OCR layers, the progress counts their pages, the budgets hold.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from rag_core.collections.ingest.ocr_layers import layer_key
@@ -91,17 +89,15 @@ def test_the_ocr_rate_is_remembered_for_the_next_estimate(tmp_path, pdf_dir, mon
     report = library.add_pdfs("c", [("typed.pdf", scanned_pdf(pages * 2))], embed="none")
     assert report.files[0].ocr["pages"] == list(range(1, 9))
     after = measured_rates()["ocr_pages_per_s"]
-    assert after != before and 0.05 < after < 50
+    assert after != before and after > 0  # a rate measured here, whatever the machine's speed (issue 30)
 
 
 @pytest.mark.slow
 def test_a_hostile_scan_is_stopped_at_its_budget_and_the_other_file_finishes(pdf_dir):
     """A thousand pages of grey noise: every page must go to Tesseract, far beyond a small budget."""
     noisy = scanned_pdf([[]] * 1000, size_in=(3, 3), dpi=100, noise=0.05)
-    started = time.monotonic()
     with ExtractionPool(workers=2, seconds_base=5, seconds_per_page=0.01, ocr_seconds_per_page=0.01) as pool:
         results = pool.run([("noise.pdf", noisy), (TEXT, (pdf_dir / TEXT).read_bytes())])
-    spent = time.monotonic() - started
+    # a budget of about 5 s and 20 s against 1,000 pages of Tesseract: stopped on any machine; no timing (issue 30)
     assert results[0].status == "too_slow" and "OCR" in results[0].reason, results[0].reason
     assert results[1].status == "ok" and results[1].n_pages == 3
-    assert spent < 60  # the budget (about 5 s and 20 s) plus starting the workers

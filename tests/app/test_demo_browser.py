@@ -73,9 +73,9 @@ def wait_drawn(page, expect, count: int = 3) -> None:
 def cards(page, kind: str) -> list[str]:
     """The chip and passage of each card of a list, once a stale copy of the run before is gone."""
     expect_one = page.locator(f'.rc-cards[data-list="{kind}"]')
-    deadline = time.monotonic() + 60
-    while expect_one.count() != 1 and time.monotonic() < deadline:
-        page.wait_for_timeout(500)
+    from playwright.sync_api import expect
+
+    expect(expect_one).to_have_count(1, timeout=600_000)  # a condition waited for, a wide safety net (issue 30)
     chips = expect_one.locator(".rc-chip").all_inner_texts()
     texts = expect_one.locator(".rc-text").all_inner_texts()
     return [f"{c} — {t}" for c, t in zip(chips, texts, strict=True)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -93,8 +94,24 @@ def test_the_ingest_estimate_uses_the_counted_pages(tmp_path, pdf_dir, monkeypat
         return original(self)
 
     monkeypatch.setattr(progress._Clock, "remaining", remaining)
-    monkeypatch.setattr(extraction.ExtractionPool, "_spawn", lambda self: (time.sleep(1.5), extraction._Worker(
-        self.memory_bytes))[1])  # slow readers: the counter answers first
+    # slow readers: no reader starts before the counter has answered for every file (a condition
+    # waited for, not a duration, so the order holds on a machine of any speed: issue 30)
+    counted = threading.Event()
+    run, spawn = extraction.PageCounter._run, extraction.ExtractionPool._spawn
+
+    def counting(self):
+        try:
+            run(self)
+        finally:
+            counted.set()
+
+    def spawning(self):
+        assert counted.wait(600), "the page counter never finished"
+        return spawn(self)
+
+    monkeypatch.setattr(extraction.PageCounter, "_run", counting)
+    monkeypatch.setattr(extraction.ExtractionPool, "_spawn", spawning)
+    monkeypatch.setattr(extraction, "_STARTUP_S", 600.0)  # the counter's own budget, never the limit here
     Library(tmp_path / "data").add_pdfs("c", [pdf_dir / OTHER, pdf_dir / SMALL], progress=lambda e: None,
                                         compute_embeddings=False)
     assert {0: 3, 1: 4} in seen

@@ -39,23 +39,36 @@ STATEMENT = ("dense retrieval " * 700)[:10_000]
 VERDICT = re.compile(r"(verbatim|near_verbatim|related|not_found|not in collection) —|took longer than its budget")
 
 
-def figures(seconds: list[float]) -> dict:
-    if not seconds:
-        return {"n": 0}
-    return {"n": len(seconds), "median_s": round(statistics.median(seconds), 2), "max_s": round(max(seconds), 2)}
+def figures(seconds: list[float | None]) -> dict:
+    """Median and worst; ``over_180_s``: the loads that had not finished after 180 s."""
+    done = [s for s in seconds if s is not None]
+    out = {"n": len(seconds), "over_180_s": len(seconds) - len(done)}
+    if done:
+        out.update(median_s=round(statistics.median(done), 2), max_s=round(max(done), 2))
+    return out
 
 
-def health(url: str) -> float:
+def health(url: str) -> float | None:
+    """Seconds of the server's health check; None past 180 s."""
     started = time.monotonic()
-    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=120) as response:
-        response.read()
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=180) as response:
+            response.read()
+    except OSError:
+        return None
     return time.monotonic() - started
 
 
-def load_b(page, url: str, expect) -> float:
+def load_b(page, url: str, expect) -> float | None:
+    """Seconds from B's address to Compare's heading on screen; None when it took over 180 s."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     started = time.monotonic()
-    page.goto(f"{url}/compare")
-    expect(page.get_by_role("heading", name="Compare searches")).to_be_visible(timeout=180_000)
+    try:
+        page.goto(f"{url}/compare")
+        expect(page.get_by_role("heading", name="Compare searches")).to_be_visible(timeout=180_000)
+    except PlaywrightTimeout:
+        return None
     return time.monotonic() - started
 
 
@@ -69,23 +82,23 @@ def measure(url: str, watch: float) -> dict:
         a = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
         b = browser.new_context(viewport={"width": 1600, "height": 1000}).new_page()
         b.set_default_navigation_timeout(180_000)  # a frozen server held B's page 30 s and more (issue 27)
-        warm = [round(load_b(b, url, expect), 2) for _ in range(2)]  # the first loads import the pages
-        alone = [round(load_b(b, url, expect), 2) for _ in range(4)]  # B's loads with nothing else running
+        warm = [load_b(b, url, expect) for _ in range(2)]  # the first loads import the pages
+        alone = [load_b(b, url, expect) for _ in range(4)]  # B's loads with nothing else running
         a.goto(f"{url}/verify?" + urllib.parse.urlencode({"collection": "papers", "statement": STATEMENT}))
         started = time.monotonic()
         verdict = a.get_by_text(VERDICT)
         loads, checks, done = [], [], None
         while time.monotonic() - started < watch:
-            loads.append(round(load_b(b, url, expect), 2))
-            checks.append(round(health(url), 2))
+            loads.append(load_b(b, url, expect))
+            checks.append(health(url))
             if verdict.count():
                 done = time.monotonic() - started
                 break
         said = verdict.first.inner_text()[:200] if done is not None else None
         browser.close()
-    return {"statement_chars": len(STATEMENT), "b_loads_warm_s": warm, "b_load_alone": figures(alone),
-            "b_load_while_a_checks": figures(loads),
-            "b_loads_s": loads, "health_while_a_checks": figures(checks),
+    return {"statement_chars": len(STATEMENT), "b_loads_warm_s": [None if s is None else round(s, 2) for s in warm],
+            "b_load_alone": figures(alone), "b_load_while_a_checks": figures(loads),
+            "b_loads_s": [None if s is None else round(s, 2) for s in loads], "health_while_a_checks": figures(checks),
             "a_check_s": None if done is None else round(done, 1), "a_said": said}
 
 

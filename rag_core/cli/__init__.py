@@ -18,6 +18,19 @@ from rag_core.cli.common import EXIT_FAILURE, EXIT_USAGE, Parser, UsageError
 from rag_core.output.render import terminal_safe
 from rag_core.settings import DATA_DIR_ENV
 
+EXIT_BROKEN_PIPE = 141  # as a shell reports a command stopped by SIGPIPE
+
+
+def _drop_stdout() -> None:
+    """Standard output pointed at /dev/null, so that the interpreter's last flush finds no closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
 __all__ = ["build_parser", "main"]
 
 # In the order `rag-core --help` lists them.
@@ -41,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``rag-core`` command; its exit status (0 done, 1 failed, 2 a usage error, 3 ``check --fail-on``)."""
+    """Run one ``rag-core`` command; its exit status (0 done, 1 failed, 2 a usage error, 3 ``check --fail-on``,
+    141 its output's reader went away, as ``| head`` does)."""
     import logging
 
     # A database connection lost is reported once, as one line; the pool's own retries stay quiet.
@@ -67,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rag-core: interrupted; the collection keeps its previous version.", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of the output went away (`rag-core check ... | head -n 1`): no error
+        _drop_stdout()
+        return EXIT_BROKEN_PIPE
     except (ValueError, RuntimeError, OSError, ImportError) as exc:
         print(f"rag-core: error: {terminal_safe(exc)}", file=sys.stderr)
         return EXIT_FAILURE

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from rag_core.cli import main
+from tests.support import REPO
 
 DPR = "ml_dpr_karpukhin2020_arxiv2004.04906.pdf"
 
@@ -235,3 +239,25 @@ def test_ingest_reads_scans_by_ocr_and_checks_the_ocr_options(tmp_path, pdf_dir,
     report = json.loads(capsys.readouterr().out)
     assert report["files"][0]["status"] == "unreadable_text"
     assert "apt-get install tesseract-ocr tesseract-ocr-eng" in report["files"][0]["reason"]
+
+
+BROKEN_PIPE = """
+import sys
+from rag_core.cli import check, main
+def endless(args):
+    while True:
+        print("#1   related        0.58  a line of the table")
+check.cmd_check = endless
+sys.exit(main(["check", "papers", "draft.md"]))
+"""
+
+
+def test_output_cut_short_by_its_reader_is_no_error(tmp_path):
+    """`rag-core check ... | head -n 1` printed "rag-core: error: [Errno 32] Broken pipe" (issue 27's doors)."""
+    child = subprocess.Popen([sys.executable, "-c", BROKEN_PIPE], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert child.stdout.readline().startswith(b"#1")
+    child.stdout.close()  # the reader goes, as head does after its line
+    err = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141
+    assert err == "", err

@@ -117,7 +117,8 @@ def verdict_summary(rows: Sequence[Mapping]) -> str:
     counts = outcome_counts(rows)
     misattributed = sum(1 for row in rows if row.get("misattributed"))
     changed = sum(1 for row in rows if row.get("meaning") == "changed")
-    parts = [f"{n} {OUTCOME_LABELS.get(kind, kind)}" for kind, n in counts.items()] + [
+    parts = [f"{n} {OUTCOME_LABELS.get(kind, kind)}" for kind, n in counts.items()
+             if n or kind != "not_checked"] + [  # "not checked" only when some statement is
         f"{misattributed} misattributed", f"{changed} meaning changed"]
     return f"{len(rows)} statement{'s' if len(rows) != 1 else ''}: " + " · ".join(parts)
 

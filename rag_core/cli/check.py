@@ -110,7 +110,8 @@ def cmd_check(args) -> int:
         elif row.verdict == "related":
             print(f"     meaning {row.meaning}: close in meaning, not confirmed: read the passage")
     counts = {v: sum(outcome(r) == v for r in rows) for v in OUTCOMES}
-    print("\n" + ", ".join(f"{n} {v.replace('_in_', ' in ')}" for v, n in counts.items()) +
+    print("\n" + ", ".join(f"{n} {v.replace('_in_', ' in ')}" for v, n in counts.items()
+                           if n or v != "not_checked") +
           f"; {sum(r.misattributed for r in rows)} misattributed ({len(rows)} statements).")
     statuses = [r["status"] for row in rows for r in row.resolutions]
     if statuses:

@@ -91,3 +91,11 @@ def test_a_statement_too_long_to_check_says_so_never_a_bare_not_found(long_index
     [row] = check_statements([text], long_index, meaning=False)
     assert row.not_checked and outcome(row) == "not_checked"
     assert row.message.startswith("Not checked:") and f"{MAX_QUERY_CHARS:,}" in row.message
+
+
+def test_the_summary_names_not_checked_only_when_some_statement_is():
+    from rag_core.citations.view import verdict_summary
+
+    rows = [{"verdict": "verbatim"}, {"verdict": "not_found", "not_checked": True}]
+    assert "1 not checked" in verdict_summary(rows)
+    assert "not checked" not in verdict_summary(rows[:1])

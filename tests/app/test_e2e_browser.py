@@ -419,14 +419,17 @@ def check_manuscript(page, expect, url: str, context, tmp_path: Path, downloads:
     shot_element(page, evidence, "e2e-15-evidence-misattributed")
 
     # sorted by similarity (lowest first), a click on the first row opens a not_found statement
-    report.scroll_into_view_if_needed()
+    # the grid can be taller than the window (its rows are as tall as its longest cell needs):
+    # bring its header row to the top of the window before clicking on it
+    report.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(400)
     box = report.bounding_box()
     # the header is drawn on a canvas: the similarity column starts after the tick box and the
     # columns before it (their widths are set in pages/verify.py)
-    before = 40 + 290 + 104 + 72 + 190 + 170 + 50 + 70  # "#" ... printed page
+    before = 40 + 210 + 124 + 72 + 130 + 140 + 50 + 70  # "#" ... printed page (REPORT_COLUMNS)
     page.mouse.click(box["x"] + TICK_WIDTH + before + 30, box["y"] + 18)
     page.wait_for_timeout(800)
-    page.mouse.click(box["x"] + 16, box["y"] + 36 + 80 // 2)  # the first row's tick box
+    page.mouse.click(box["x"] + 16, box["y"] + 36 + 24)  # the first row's tick box (rows are at least 3 lines tall)
     expect(evidence.get_by_text("not_found —", exact=False)).to_be_visible(timeout=30_000)
     page.wait_for_timeout(800)
     page.screenshot(path=str(SHOTS / "e2e-16-report-sorted.png"))

@@ -98,7 +98,7 @@ def main(argv=None) -> int:
             for kind in kinds | ({chunk["back_matter"]} if chunk.get("back_matter") else set()):
                 kind_pairs.setdefault(kind, []).append((is_true and kind in kinds, chunk.get("back_matter") == kind))
         text, starts = join_pages(pages)
-        for k, (offset, number, _) in enumerate(starts):
+        for k, (offset, _number, _) in enumerate(starts):
             end = starts[k + 1][0] if k + 1 < len(starts) else len(text)
             if end - offset < 200:  # a page of a header line only
                 continue

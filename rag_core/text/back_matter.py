@@ -51,7 +51,9 @@ _VENUE = re.compile(r"\b(?:Proceedings|Proc\.|Conference|Conf\.|Journal|J\.|arXi
                     r"Advances in|ISBN|eprint|CoRR|abs/|Springer|Univ\.)")
 _ENTRY = re.compile(r"(?m)^\s*\[\d{1,3}\]|^\d{1,3}[A-Z]\.")
 _WORD = re.compile(r"[A-Za-z]+")
-_FUNCTION = frozenset(["the", "of", "and", "to", "in", "is", "that", "we", "for", "this", "with", "as", "are", "be", "by", "on", "it", "an", "which", "our", "can", "from", "at", "or", "not", "this", "these", "when", "where", "was", "were", "has", "have"])
+_FUNCTION_WORDS = ("the of and to in is that we for this with as are be by on it an which our can from at or not "
+                   "these when where was were has have")
+_FUNCTION = frozenset(_FUNCTION_WORDS.split())
 REFERENCE_SCORE = 9.0  # a passage scoring this much reads as a reference list wherever it is
 PROSE_SCORE = 3.0  # a passage in a reference-list span scoring less, with prose's function words, is not one
 PROSE_FUNCTION_SHARE = 0.24

@@ -84,6 +84,7 @@ def serve() -> int:  # pragma: no cover - runs in a child process
                       for s in job["statements"]]
         rows = check_statements(statements, index, documents=library.documents(name), top=job["top"],
                                 cross_encoder_model=job["cross_encoder_model"],
+                                back_matter=job.get("back_matter", True),
                                 progress=lambda done, total, _: _send({"kind": "progress", "done": done,
                                                                        "total": total}))
         _send({"kind": "done", "version": version, "rows": [row.to_dict() for row in rows],
@@ -107,17 +108,20 @@ def check_in_worker(
     seconds_base: float = CHECK_SECONDS_BASE,
     seconds_per_statement: float = CHECK_SECONDS_PER_STATEMENT,
     memory_mb: int = CHECK_MEMORY_MB,
+    back_matter: bool = True,
 ) -> tuple[list[dict], list[dict | None], str | None]:
     """Check ``statements`` against collection ``collection`` of the library at ``data_dir`` in a
     child process; returns ``(rows, checks, version)`` as :meth:`CheckRow.to_dict` and
     :meth:`CitationCheck.to_dict` give them, and the collection version checked.
-    :class:`CheckWorkerError` when it runs past its budget, out of memory, or stops."""
+    :class:`CheckWorkerError` when it runs past its budget, out of memory, or stops.
+    ``back_matter=False``: nothing is looked for in reference lists and other back matter."""
     package_root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
-           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements]}
+           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements],
+           "back_matter": bool(back_matter)}
     budget = seconds_base + seconds_per_statement * len(statements)
     child = subprocess.Popen([sys.executable, "-m", "rag_core.check_worker"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, close_fds=True)

@@ -416,6 +416,7 @@ def check_statements(
     top: int = 3,
     meaning: bool = True,
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    back_matter: bool = True,
 ) -> list[CheckRow]:
     """Check each statement against ``index``; one :class:`CheckRow` each, in order.
 
@@ -423,7 +424,7 @@ def check_statements(
     title/authors/year let a citation be matched to a document; without them the documents'
     opening text is used. ``progress(done, total, statement)`` is called before each check and
     once at the end. ``top`` is the number of close passages kept for a statement not found
-    word for word.
+    word for word. ``back_matter=False``: nothing is looked for in reference lists and other back matter.
     """
     items = [s if isinstance(s, Statement) else Statement(text=str(s), kind="claim", sentence=str(s))
              for s in statements]
@@ -433,7 +434,7 @@ def check_statements(
         if progress is not None:
             progress(n, len(items), statement.text)
         rows.append(_check_one(statement, index, infos, top=top, meaning=meaning,
-                               cross_encoder_model=cross_encoder_model))
+                               cross_encoder_model=cross_encoder_model, back_matter=back_matter))
     if progress is not None:
         progress(len(items), len(items), "")
     return rows
@@ -456,12 +457,14 @@ def check_one_statement(
     top: int = 5,
     meaning: bool = True,
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    back_matter: bool = True,
 ) -> CheckRow:
     """One statement as typed or pasted (the Verify page's), read like a manuscript's: its citation
     markers (``(Devlin et al., 2019)``, ``[3]`` through ``references``, ``\\cite{key}``) are
     resolved to the documents they mean and checked first, and left out of the words compared
     (nor is "et al." or a year matched); a quoted passage in it is the quote checked. Without a
-    marker it is checked as it stands. ``sources`` limits the search to those documents."""
+    marker it is checked as it stands. ``sources`` limits the search to those documents;
+    ``back_matter=False`` leaves reference lists and other back matter out."""
     index_of_references = ReferenceIndex(references)
     citations, spans = find_citations(text, index_of_references)
     if citations:
@@ -474,7 +477,7 @@ def check_one_statement(
         statement = Statement(text=text, kind="claim", sentence=text)
     infos = _document_infos(index, documents) if citations else []
     return _check_one(statement, index, infos, top=top, meaning=meaning, cross_encoder_model=cross_encoder_model,
-                      sources=list(sources) if sources else None, context=context)
+                      sources=list(sources) if sources else None, context=context, back_matter=back_matter)
 
 
 def cited_work_absent(resolutions: Sequence[Resolution | dict]) -> bool:
@@ -484,7 +487,7 @@ def cited_work_absent(resolutions: Sequence[Resolution | dict]) -> bool:
 
 
 def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, meaning: bool,
-               cross_encoder_model: str, sources=None, context: int = 300) -> CheckRow:
+               cross_encoder_model: str, sources=None, context: int = 300, back_matter: bool = True) -> CheckRow:
     """One statement checked: its citations resolved, the cited documents first; a statement whose
     cited works are all absent has that as its outcome (its meaning unclear, the passages found
     elsewhere kept for reference only)."""
@@ -494,7 +497,8 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
     absent = cited_work_absent(resolutions)
     try:
         check = verify_quote(statement.text, index, sources=sources, cited_sources=cited or None, n_closest=top,
-                             context=context, cross_encoder_model=cross_encoder_model, meaning=meaning)
+                             context=context, cross_encoder_model=cross_encoder_model, meaning=meaning,
+                             back_matter=back_matter)
     except RagCoreError as exc:  # an empty or oversized statement: report it, go on
         return CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
                         statement.cited, cited, False, f"Not checked: {exc}", statement.line,

@@ -204,7 +204,7 @@ def compare(
         t0 = time.perf_counter()
         try:  # every place, to count them; the list keeps those most about the question
             found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
-                                 mode=exact_mode, sources=sources, every_match=True)
+                                 mode=exact_mode, sources=sources, every_match=True, back_matter=back_matter)
             return found, None, time.perf_counter() - t0
         except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
             return [], str(exc), time.perf_counter() - t0
@@ -227,10 +227,8 @@ def compare(
         status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
 
     t0 = time.perf_counter()
-    back = back_matter_mask(index.chunks) if found else None
+    back = back_matter_mask(index.chunks) if found and back_matter else None
     if back is not None:
-        if not back_matter:
-            found = [hit for hit in found if not back[hit["chunk_index"]]]
         for hit in found:
             if back[hit["chunk_index"]]:
                 hit["back_matter"] = index.chunks[hit["chunk_index"]]["back_matter"]

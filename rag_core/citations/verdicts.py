@@ -495,8 +495,8 @@ def verify_quote(
     statement cites (checked first; evidence found only elsewhere sets ``misattributed``).
     ``meaning=False`` skips the look for passages close in meaning (verdicts then stop at
     near_verbatim / not_found). ``back_matter=False`` looks nowhere in reference lists,
-    acknowledgements and other back matter (:mod:`rag_core.text.back_matter`). Every check also says whether the source means what the
-    statement says (``meaning``, ``meaning_cues``).
+    acknowledgements and other back matter (:mod:`rag_core.text.back_matter`). Every check also
+    says whether the source means what the statement says (``meaning``, ``meaning_cues``).
     """
     result, ranked = _verify(quote, index, sources=sources, context=context, max_hits=max_hits,
                              n_closest=n_closest, cross_encoder_model=cross_encoder_model,

@@ -255,7 +255,8 @@ def test_search_and_check_leave_back_matter_out_unless_asked(tmp_path, pdf_dir, 
     assert any(r.get("back_matter") == "references" for r in results("--include-back-matter"))
 
     draft = tmp_path / "draft.txt"
-    draft.write_text("Cosmology texts are listed as \u201cModern Cosmology (Academic Press, 2003)\u201d in the paper [1].\n\n"
+    draft.write_text("Cosmology texts are listed as \u201cModern Cosmology (Academic Press, 2003)\u201d "
+                     "in the paper [1].\n\n"
                      "References\n[1] W. Hu. 2000. Fuzzy cold dark matter.\n", encoding="utf-8")
 
     def verdicts(*flags: str) -> list[str]:

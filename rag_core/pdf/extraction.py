@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from rag_core.text.hyphens import resolve_line_hyphens
 from rag_core.pdf.ocr import OCR_MODES
 from rag_core.settings import (
     MAX_PDF_BYTES,
@@ -39,6 +38,7 @@ from rag_core.settings import (
     PDF_MIN_WORDLIKE_SHARE,
 )
 from rag_core.text.chunking import PageText
+from rag_core.text.hyphens import resolve_line_hyphens
 
 __all__ = [
     "STATUSES",

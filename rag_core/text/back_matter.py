@@ -42,6 +42,10 @@ _APPENDIX = re.compile(r"^(?:appendix|appendices|supplementary|supplemental)\b",
 _LETTERED = re.compile(r"^(?:[A-H](?:\.\d{1,2})*\.?|\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.)\s+[A-Z][a-z]+"
                        r"(?:\s+(?:[A-Za-z&][A-Za-z-]*|\d+))*$")
 _INITIAL = re.compile(r"\b[A-Z]\.")
+# a section named without a number ("Ethical Considerations", "Limitations") ends a short span
+_NAMED = re.compile(r"^(?:abstract|introduction|related work|background|methods?|experiments?|results|discussion|"
+                    r"conclusions?|limitations|ethical considerations|ethics statement|broader impact|summary)\.?$",
+                    re.IGNORECASE)
 MAX_SPAN = {"acknowledgements": 1500, "checklist": 8000, "declaration": 2000, "colophon": 2000}
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d[a-z]?\b")
@@ -104,8 +108,6 @@ def _ends_references(line: str) -> bool:
 
 def back_matter_spans(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, kind)`` of the back-matter spans a heading starts in ``text``."""
-    from rag_core.text.passage_context import section_headings
-
     lines: list[tuple[int, str]] = []
     offset = 0
     for line in text.split("\n"):
@@ -118,9 +120,8 @@ def back_matter_spans(text: str) -> list[tuple[int, int, str]]:
             starts.append((at + len(line) - len(line.lstrip()), found[0]))
     if not starts:
         return []
-    headings = sorted({at for at, _ in section_headings(text)} | {at for at, _ in starts})
     reference_ends = sorted({at for at, line in lines if _ends_references(line)} | {at for at, _ in starts})
-    headings_and_ends = sorted(set(headings) | set(reference_ends))
+    headings_and_ends = sorted(set(reference_ends) | {at for at, line in lines if _NAMED.match(line.strip())})
     spans = []
     for k, (start, kind) in enumerate(starts):
         following = starts[k + 1][0] if k + 1 < len(starts) else len(text)

@@ -18,6 +18,7 @@ from pages.common.address import (
     read_address,
     write_address,
 )
+from pages.common.back_matter import back_matter_switch, back_matter_word
 from pages.common.cards import card_list
 from pages.common.layout import PAGES, link, note, passage_box, run_page, show_error, text_line
 from pages.common.state import (
@@ -143,6 +144,8 @@ def passage_parts(row: dict, docs: dict, query: str, overlaps: dict, chunk_text=
     """The title chip (first author, year, page; 'overlaps #n') and the passage from a boundary with
     the question's words (or the exact match, in its context) marked. Plain text: neither reads markdown."""
     chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
+    if back_matter_word(row):
+        chip += " · " + back_matter_word(row)
     if overlaps.get(row["rank"]):
         chip += " · " + overlap_text(overlaps[row["rank"]])
     size = {} if chars is None else {"chars": chars}
@@ -258,7 +261,7 @@ def option_label(kind: str, row: dict) -> str:
 def controls(lib) -> str | None:
     """The form; returns the collection picked (None: nothing to show)."""
     asked = read_address()
-    top_row = st.columns([2, 2], gap="medium")
+    top_row = st.columns([2, 2, 1.2], gap="medium", vertical_alignment="bottom")
     with top_row[0]:
         name = pick_collection("Collection", key="cmp_collection")
     if name is None:
@@ -277,6 +280,8 @@ def controls(lib) -> str | None:
     if st.session_state.get("cmp_source") not in (None, *choices):
         st.session_state["cmp_source"] = ALL_DOCUMENTS
     source = top_row[1].selectbox("Documents", choices, key="cmp_source")
+    with top_row[2]:
+        include_back = back_matter_switch("cmp_back_matter")
     with st.form("compare_form", border=False):
         q_col, b_col = st.columns([6, 1], vertical_alignment="bottom")
         query = q_col.text_input("Question, claim or key words", key="cmp_query",
@@ -300,13 +305,14 @@ def controls(lib) -> str | None:
             return name
         phrase = (phrase or "").strip() or None
         request = {"collection": name, "query": query, "top": int(top), "mode": mode, "phrase": phrase,
-                   "source": source}
+                   "source": source, "back_matter": include_back}
         run_search(lib, request, spec)
         return name
     stored = st.session_state.get(RESULT_KEY)
-    if stored and stored["request"]["collection"] == name and stored["request"]["source"] != source:
-        # the documents changed: the lists shown (and the address) follow, as they do a knob
-        run_search(lib, {**stored["request"], "source": source}, spec)
+    if stored and stored["request"]["collection"] == name and (
+            stored["request"]["source"] != source or stored["request"].get("back_matter", False) != include_back):
+        # the documents (or the back-matter switch) changed: the lists shown follow, as they do a knob
+        run_search(lib, {**stored["request"], "source": source, "back_matter": include_back}, spec)
     elif stored and stored["request"]["collection"] == name and lab_ui.knobs_changed(stored["config"], spec):
         run_search(lib, stored["request"], spec, previous=stored)  # a knob changed: re-run, keep the old list
     return name
@@ -328,7 +334,8 @@ def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = Non
         sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
         with st.spinner("Searching three ways…"):
             result = compare(request["query"], index, top=request["top"], spec=REGISTRY[method].spec(spec),
-                             exact_mode=request["mode"], exact_query=request["phrase"], sources=sources)
+                             exact_mode=request["mode"], exact_query=request["phrase"], sources=sources,
+                             back_matter=request.get("back_matter", False))
         found = {"comparison": result.to_dict(), "lists": None, "pool_rows": None}
     memo[memo_key] = found  # the newest last
     while len(memo) > MEMO_SIZE:
@@ -365,8 +372,10 @@ def lab_lists(stored: dict, index) -> None:
     request, spec, method = stored["request"], SearchSpec.from_dict(stored["config"]), stored["method"]
     sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
     query = stored["comparison"]["query"]
-    lists = run_methods(query, index, spec, top=10, sources=sources)
-    pool_rows = run_method(method, query, index, spec, top=request["top"], whole_pool=True, sources=sources)
+    back = request.get("back_matter", False)
+    lists = run_methods(query, index, spec, top=10, sources=sources, back_matter=back)
+    pool_rows = run_method(method, query, index, spec, top=request["top"], whole_pool=True, sources=sources,
+                           back_matter=back)
     stored["lists"], stored["pool_rows"] = _slim_lists(lists), _slim(pool_rows)
     found = st.session_state.get(MEMO_KEY, {}).get(stored.get("memo"))
     if found is not None:
@@ -374,7 +383,7 @@ def lab_lists(stored: dict, index) -> None:
 
 
 SLIM_KEYS = ("rank", "chunk_index", "source", "doc_id", "page_start", "page_end", "page_label", "score",
-             "first_stage_ranks", "pre_mmr_rank", "pre_rerank_rank", "reranker", "found_by")
+             "first_stage_ranks", "pre_mmr_rank", "pre_rerank_rank", "reranker", "found_by", "back_matter")
 
 
 def _slim(rows: list[dict]) -> list[dict]:
@@ -642,7 +651,7 @@ def baseline_rows(index, stored: dict, spec: SearchSpec) -> list[dict]:
     if key not in memo:
         sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
         memo[key] = run_method(method_for_spec(spec), stored["comparison"]["query"], index, spec,
-                               top=request["top"], sources=sources)
+                               top=request["top"], sources=sources, back_matter=request.get("back_matter", False))
         while len(memo) > MEMO_SIZE:
             memo.pop(next(iter(memo)))
     return memo[key]

@@ -14,6 +14,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from pages.common.back_matter import back_matter_switch
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
 from pages.common.state import (
     address_is_new,
@@ -73,7 +74,9 @@ REPORT_KEY = "verify_report"  # the last batch check
 PICK_KEY = "verify_report_pick"  # the report row whose evidence is shown
 KEPT_KEY = "verify_kept_draft"  # the draft and bibliography read last: (name, bytes) each, or the pasted text
 RECHECK_KEY = "verify_recheck"  # "Re-check with the current records" was pressed
-KEPT_WIDGETS = ("verify_mode", "ms_text")  # widgets whose values outlive a visit to another page
+BACK_MATTER_KEY = "verify_back_matter"  # the switch: reference lists and other back matter searched too
+# widgets whose values outlive a visit to another page
+KEPT_WIDGETS = ("verify_mode", "ms_text", BACK_MATTER_KEY)
 # /verify?collection=NAME&statement=TEXT&doc=FILE (the collection is pick_collection's)
 ADDRESS_PARAMS = ("statement", "doc")
 ADDRESS_NOTE_KEY = "verify_address_note"
@@ -339,7 +342,8 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
             try:
                 row, check, version = check_one_in_worker(
                     lib.root, name, quote, sources=None if source == "All documents" else [source], context=CONTEXT,
-                    cross_encoder_model=preferences().cross_encoder_model)
+                    cross_encoder_model=preferences().cross_encoder_model,
+                    back_matter=bool(st.session_state.get(BACK_MATTER_KEY)))
             except CheckWorkerError as exc:
                 note("error", str(exc))
                 return
@@ -471,7 +475,8 @@ def run_batch(lib, name: str, docs: list[dict], manuscript: dict, statements: li
     started = time.monotonic()
     try:
         rows, checks, version = check_in_worker(lib.root, name, statements, progress=progress,
-                                                cross_encoder_model=preferences().cross_encoder_model)
+                                                cross_encoder_model=preferences().cross_encoder_model,
+                                                back_matter=bool(st.session_state.get(BACK_MATTER_KEY)))
     except CheckWorkerError as exc:
         bar.empty()
         note("error", str(exc))
@@ -624,13 +629,15 @@ def body() -> None:
     if MODE_KEY not in st.session_state:
         st.session_state[MODE_KEY] = "manuscript" if st.query_params.get("mode") == "manuscript" else "statement"
     lib = library()
-    top = st.columns([2, 3], vertical_alignment="bottom")
+    top = st.columns([2, 3, 1.5], vertical_alignment="bottom")
     with top[0]:
         name = pick_collection("Collection", key="verify_collection")
     if name is None:
         return
     mode = top[1].segmented_control("Check", list(MODES), format_func=MODES.get, required=True, key=MODE_KEY,
                                     on_change=remember_mode)
+    with top[2]:
+        back_matter_switch(BACK_MATTER_KEY)
     docs = lib.documents(name)
     if not docs:
         text_line(f"Collection “{name}” has no documents yet. Add PDFs on the Collections page.", muted=True)

@@ -90,7 +90,8 @@ def serve() -> int:  # pragma: no cover - runs in a child process
             one = job["one"]
             row = check_one_statement(one["text"], index, documents=library.documents(name),
                                       sources=one.get("sources"), context=int(one.get("context", 300)),
-                                      top=job["top"], cross_encoder_model=job["cross_encoder_model"])
+                                      top=job["top"], cross_encoder_model=job["cross_encoder_model"],
+                                      back_matter=job.get("back_matter", True))
             _send({"kind": "done", "version": version, "rows": [row.to_dict()],
                    "checks": [row.check.to_dict() if row.check is not None else None]})
             return 0
@@ -98,6 +99,7 @@ def serve() -> int:  # pragma: no cover - runs in a child process
                       for s in job["statements"]]
         rows = check_statements(statements, index, documents=library.documents(name), top=job["top"],
                                 cross_encoder_model=job["cross_encoder_model"],
+                                back_matter=job.get("back_matter", True),
                                 progress=lambda done, total, _: _send({"kind": "progress", "done": done,
                                                                        "total": total}))
         _send({"kind": "done", "version": version, "rows": [row.to_dict() for row in rows],
@@ -121,13 +123,16 @@ def check_in_worker(
     seconds_base: float = CHECK_SECONDS_BASE,
     seconds_per_statement: float = CHECK_SECONDS_PER_STATEMENT,
     memory_mb: int = CHECK_MEMORY_MB,
+    back_matter: bool = True,
 ) -> tuple[list[dict], list[dict | None], str | None]:
     """Check ``statements`` against collection ``collection`` of the library at ``data_dir`` in a
     child process; returns ``(rows, checks, version)`` as :meth:`CheckRow.to_dict` and
     :meth:`CitationCheck.to_dict` give them, and the collection version checked.
-    :class:`CheckWorkerError` when it runs past its budget, out of memory, or stops."""
+    :class:`CheckWorkerError` when it runs past its budget, out of memory, or stops.
+    ``back_matter=False``: nothing is looked for in reference lists and other back matter."""
     job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
-           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements]}
+           "cross_encoder_model": cross_encoder_model, "statements": [asdict(s) for s in statements],
+           "back_matter": bool(back_matter)}
     return _run(job, seconds_base + seconds_per_statement * len(statements), len(statements), progress)
 
 
@@ -142,12 +147,14 @@ def check_one_in_worker(
     cross_encoder_model: str,
     seconds: float = CHECK_SECONDS_BASE + CHECK_SECONDS_PER_STATEMENT,
     memory_mb: int = CHECK_MEMORY_MB,
+    back_matter: bool = True,
 ) -> tuple[dict, dict | None, str | None]:
     """One statement as typed (:func:`rag_core.citations.manuscript.check_one_statement`) checked in a
     child process, so a long check never holds the app's server; returns ``(row, check, version)``.
-    :class:`CheckWorkerError` past ``seconds``, out of memory, or when it stops."""
+    :class:`CheckWorkerError` past ``seconds``, out of memory, or when it stops.
+    ``back_matter=False``: nothing is looked for in reference lists and other back matter."""
     job = {"data_dir": str(data_dir), "collection": collection, "top": top, "memory_mb": memory_mb,
-           "cross_encoder_model": cross_encoder_model, "statements": [],
+           "cross_encoder_model": cross_encoder_model, "statements": [], "back_matter": bool(back_matter),
            "one": {"text": text, "sources": list(sources) if sources else None, "context": context}}
     rows, checks, version = _run(job, seconds, 1, None)
     return rows[0], checks[0], version

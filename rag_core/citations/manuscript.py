@@ -422,6 +422,7 @@ def check_statements(
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
     seconds: float | None = None,
     clock: Callable[[], float] = time.monotonic,
+    back_matter: bool = True,
 ) -> list[CheckRow]:
     """Check each statement against ``index``; one :class:`CheckRow` each, in order.
 
@@ -430,7 +431,8 @@ def check_statements(
     opening text is used. ``progress(done, total, statement)`` is called before each check and
     once at the end. ``top`` is the number of close passages kept for a statement not found
     word for word. ``seconds``: the time budget (by ``clock``); the statements not begun inside
-    it are rows ``not_checked`` whose message says so.
+    it are rows ``not_checked`` whose message says so. ``back_matter=False``: nothing is looked
+    for in reference lists and other back matter.
     """
     items = [s if isinstance(s, Statement) else Statement(text=str(s), kind="claim", sentence=str(s))
              for s in statements]
@@ -447,7 +449,7 @@ def check_statements(
                                                 "or give it more time."))
             continue
         rows.append(_check_one(statement, index, infos, top=top, meaning=meaning,
-                               cross_encoder_model=cross_encoder_model))
+                               cross_encoder_model=cross_encoder_model, back_matter=back_matter))
     if progress is not None:
         progress(len(items), len(items), "")
     return rows
@@ -470,12 +472,14 @@ def check_one_statement(
     top: int = 5,
     meaning: bool = True,
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
+    back_matter: bool = True,
 ) -> CheckRow:
     """One statement as typed or pasted (the Verify page's), read like a manuscript's: its citation
     markers (``(Devlin et al., 2019)``, ``[3]`` through ``references``, ``\\cite{key}``) are
     resolved to the documents they mean and checked first, and left out of the words compared
     (nor is "et al." or a year matched); a quoted passage in it is the quote checked. Without a
-    marker it is checked as it stands. ``sources`` limits the search to those documents."""
+    marker it is checked as it stands. ``sources`` limits the search to those documents;
+    ``back_matter=False`` leaves reference lists and other back matter out."""
     index_of_references = ReferenceIndex(references)
     citations, spans = find_citations(text, index_of_references)
     if citations:
@@ -488,7 +492,7 @@ def check_one_statement(
         statement = Statement(text=text, kind="claim", sentence=text)
     infos = _document_infos(index, documents) if citations else []
     return _check_one(statement, index, infos, top=top, meaning=meaning, cross_encoder_model=cross_encoder_model,
-                      sources=list(sources) if sources else None, context=context)
+                      sources=list(sources) if sources else None, context=context, back_matter=back_matter)
 
 
 def cited_work_absent(resolutions: Sequence[Resolution | dict]) -> bool:
@@ -506,7 +510,7 @@ def _not_checked(statement: Statement, message: str, *, cited: Sequence[str] = (
 
 
 def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, meaning: bool,
-               cross_encoder_model: str, sources=None, context: int = 300) -> CheckRow:
+               cross_encoder_model: str, sources=None, context: int = 300, back_matter: bool = True) -> CheckRow:
     """One statement checked: its citations resolved, the cited documents first; a statement whose
     cited works are all absent has that as its outcome (its meaning unclear, the passages found
     elsewhere kept for reference only)."""
@@ -516,7 +520,8 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
     absent = cited_work_absent(resolutions)
     try:
         check = verify_quote(statement.text, index, sources=sources, cited_sources=cited or None, n_closest=top,
-                             context=context, cross_encoder_model=cross_encoder_model, meaning=meaning)
+                             context=context, cross_encoder_model=cross_encoder_model, meaning=meaning,
+                             back_matter=back_matter)
     except RagCoreError as exc:  # an empty or oversized statement: report it, go on
         return _not_checked(statement, f"Not checked: {exc}", cited=cited, resolutions=resolved, absent=absent)
     if absent:

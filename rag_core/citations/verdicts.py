@@ -51,6 +51,7 @@ from rag_core.settings import (
     RELATED_MIN_LEXICAL,
     RELATED_MIN_MEANING,
 )
+from rag_core.text.back_matter import back_matter_mask
 from rag_core.text.documents import DocumentText
 from rag_core.text.folding import normalize_for_matching
 
@@ -248,7 +249,12 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _source_mask(index, sources: Collection[str] | None) -> np.ndarray | None:
+def _source_mask(index, sources: Collection[str] | None, back_matter: bool = True) -> np.ndarray | None:
+    if not back_matter:
+        back = back_matter_mask(index.chunks)
+        if back is not None:
+            mask = _source_mask(index, sources)
+            return ~back if mask is None else mask & ~back
     if sources is None:
         return None
     return chunk_sources_mask(index.chunks, set(sources))
@@ -411,15 +417,16 @@ def _is_near(alignment: dict | None) -> bool:
 
 
 def closest_wording(quote: str, index, *, sources: Collection[str] | None = None,
-                    candidates_per_list: int = CANDIDATES_PER_LIST, context: int = 300) -> dict | None:
+                    candidates_per_list: int = CANDIDATES_PER_LIST, context: int = 300,
+                    back_matter: bool = True) -> dict | None:
     """The best word-level alignment of ``quote`` in the candidate chunks of the lexical indexes
-    (None when nothing aligns at all)."""
+    (None when nothing aligns at all; ``back_matter=False``: none in reference lists and the like)."""
     needle = normalize_for_matching(quote)[0].strip()
     if not needle:
         return None
     documents = document_texts(index.chunks)
     by_chunk = owners(documents)
-    mask = _source_mask(index, sources)
+    mask = _source_mask(index, sources, back_matter)
     candidates = _lexical_candidates(quote, index, mask, candidates_per_list)
     if not candidates:
         return None
@@ -486,18 +493,20 @@ def verify_quote(
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
     cited_sources: Collection[str] | None = None,
     meaning: bool = True,
+    back_matter: bool = True,
 ) -> CitationCheck:
     """Check a quote or claim against ``index``; see the module docstring for the verdicts.
 
     ``sources`` limits the search to those documents; ``cited_sources`` are the documents the
     statement cites (checked first; evidence found only elsewhere sets ``misattributed``).
     ``meaning=False`` skips the look for passages close in meaning (verdicts then stop at
-    near_verbatim / not_found). Every check also says whether the source means what the
-    statement says (``meaning``, ``meaning_cues``).
+    near_verbatim / not_found). ``back_matter=False`` looks nowhere in reference lists,
+    acknowledgements and other back matter (:mod:`rag_core.text.back_matter`). Every check also
+    says whether the source means what the statement says (``meaning``, ``meaning_cues``).
     """
     result, ranked = _verify(quote, index, sources=sources, context=context, max_hits=max_hits,
                              n_closest=n_closest, cross_encoder_model=cross_encoder_model,
-                             cited_sources=cited_sources, meaning=meaning)
+                             cited_sources=cited_sources, meaning=meaning, back_matter=back_matter)
     found = meaning_of_verdict(result.verdict, result.quote, best=result.best, closest=ranked)
     result.meaning, result.meaning_cues, result.meaning_note = found.meaning, found.cues, found.note
     result.meaning_sentence = found.sentence_row
@@ -515,6 +524,7 @@ def _verify(
     cross_encoder_model: str = DEFAULT_CROSS_ENCODER_MODEL,
     cited_sources: Collection[str] | None = None,
     meaning: bool = True,
+    back_matter: bool = True,
 ) -> tuple[CitationCheck, list[dict]]:
     """:func:`verify_quote` without the meaning layer: the check, and the closest passages
     in order of their best sentence (all of them, however many the check keeps)."""
@@ -532,6 +542,9 @@ def _verify(
         hits = _find_quote(parts, chunks, sources=cited, max_places=max_hits, context=context)
     if not hits:
         hits = _find_quote(parts, chunks, sources=sources, max_places=max_hits, context=context)
+    back = None if back_matter else back_matter_mask(chunks)
+    if back is not None:  # a place in a reference list is no find
+        hits = [hit for hit in hits if not back[hit["chunk_index"]]]
     if hits:
         for hit in hits:
             hit["folds"] = _folds_used(" ".join(parts), hit["match"]) if len(parts) == 1 else ["omitted words (...)"]
@@ -558,11 +571,11 @@ def _verify(
     # 2. near verbatim: the closest wording, in the cited documents first
     best = None
     if cited:
-        best = closest_wording(quote, index, sources=cited, context=context)
+        best = closest_wording(quote, index, sources=cited, context=context, back_matter=back_matter)
         if not _is_near(best):
             best = None
     if best is None:
-        best = closest_wording(quote, index, sources=sources, context=context)
+        best = closest_wording(quote, index, sources=sources, context=context, back_matter=back_matter)
     result.best = best
     if _is_near(best):
         result.verdict = "near_verbatim"
@@ -591,9 +604,10 @@ def _verify(
     ranked: list[dict] = []
     # The verdict reads the best sentences of MEANING_PASSAGES passages, however many are shown.
     closest = search(quote, index, top=max(n_closest, MEANING_PASSAGES), rerank=True,
-                     cross_encoder_model=cross_encoder_model, sources=pool)
+                     cross_encoder_model=cross_encoder_model, sources=pool, back_matter=back_matter)
     if cited and not any(row["source"] in cited for row in closest):
-        extra = search(quote, index, top=1, rerank=True, cross_encoder_model=cross_encoder_model, sources=cited)
+        extra = search(quote, index, top=1, rerank=True, cross_encoder_model=cross_encoder_model, sources=cited,
+                       back_matter=back_matter)
         closest = closest + [row for row in extra if row["chunk_index"] not in {r["chunk_index"] for r in closest}]
     result.reranker_detail = closest[0].get("reranker_detail") if closest else None
     if closest:

@@ -66,6 +66,7 @@ def cmd_check(args) -> int:
     seconds = _time_budget(args, len(statements))
     try:
         rows = check_statements(statements, index, documents=library.documents(args.collection), top=args.top,
+                                back_matter=args.include_back_matter,
                                 progress=(lambda done, total, text: bar.update(done - bar.n)) if bar else None,
                                 seconds=seconds)
     finally:
@@ -195,6 +196,8 @@ def add_parsers(sub, common) -> None:
     p.add_argument("file", help="the manuscript: .txt, .md, .tex, .pdf or .docx (- reads text from standard input)")
     p.add_argument("--top", type=int, default=3, help="close passages kept per statement not found word for word")
     p.add_argument("--json", action="store_true", help="print a JSON list, one object per statement")
+    p.add_argument("--include-back-matter", action="store_true",
+                   help="look in reference lists, acknowledgements and other back matter too (left out by default)")
     p.add_argument("--fail-on", metavar="OUTCOMES",
                    help="exit 3 when any statement has one of these outcomes (comma-separated: "
                         "changed, unclear (the meaning), verbatim, near_verbatim, related, not_found, "

@@ -42,6 +42,8 @@ def print_rows(rows: list[dict], mode: str) -> None:
             print(f"#{row['rank']:<3} score {row['score']:.4f} ({row['score_type']})  cosine {row['cosine']:.3f}"
                   f"{extra}  {line(row['source'])}  {_page_text(row)}")
             body = row["text"]
+        if row.get("back_matter"):
+            print(f"     ({line(row['back_matter'])}: back matter)")
         snippet = line(" ".join(body.split()))
         print(textwrap.indent(textwrap.fill(snippet[:400] + ("…" if len(snippet) > 400 else ""), 96), "     "))
 
@@ -78,18 +80,19 @@ def cmd_search(args) -> int:
     if index is None:
         raise RuntimeError(f"Collection {args.collection!r} has no documents yet; add PDFs with `rag-core ingest`.")
     sources = args.source or None
+    back_matter = args.include_back_matter
     if args.mode == "exact":
         # folded by default, as the app searches (and as the snippets it prints read: "cor-\nrect")
         mode = "regex" if args.regex else ("literal" if args.literal else "normalized")
         context = DEFAULT_CONTEXT if args.context is None else args.context
         rows = search_exact(args.query, index, max_hits=args.top, context=context, mode=mode, sources=sources,
-                            every_match=True)
+                            every_match=True, back_matter=back_matter)
         for rank, row in enumerate(rows, start=1):
             row["rank"] = rank
     elif args.mode in ("tfidf", "bm25"):
-        rows = search_lexical(args.query, index, args.top, method=args.mode, sources=sources)
+        rows = search_lexical(args.query, index, args.top, method=args.mode, sources=sources, back_matter=back_matter)
     elif args.mode == "dense":
-        rows = search_dense(args.query, index, args.top, sources=sources)
+        rows = search_dense(args.query, index, args.top, sources=sources, back_matter=back_matter)
     else:
         from rag_core.retrieval.search_spec import SearchSpec
 
@@ -98,7 +101,7 @@ def cmd_search(args) -> int:
             spec = spec.with_changes(pool=args.pool)
         if args.cross_encoder:
             spec = spec.with_changes(cross_encoder_model=args.cross_encoder)
-        rows = search_with_spec(args.query, index, spec, top=args.top, sources=sources)
+        rows = search_with_spec(args.query, index, spec, top=args.top, sources=sources, back_matter=back_matter)
     if args.json:
         payload = {"collection": args.collection, "query": args.query, "mode": args.mode, "results": rows}
         if args.mode == "hybrid" and rows:
@@ -132,4 +135,6 @@ def add_parsers(sub, common) -> None:
     p.add_argument("--source", action="append", help="restrict to this document (repeatable)")
     p.add_argument("--cross-encoder", help="hybrid mode: cross-encoder name or local folder")
     p.add_argument("--json", action="store_true", help="print stable JSON for scripts")
+    p.add_argument("--include-back-matter", action="store_true",
+                   help="search reference lists, acknowledgements and other back matter too (left out by default)")
     p.set_defaults(func=cmd_search)

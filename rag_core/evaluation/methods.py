@@ -143,29 +143,32 @@ def method_for_spec(spec: SearchSpec) -> str:
 
 
 def run_method(name: str, query: str | QueryScores, index, spec: SearchSpec = DEFAULT_SPEC, *, top: int = 10,
-               sources: Collection[str] | None = None, whole_pool: bool = False) -> list[dict]:
+               sources: Collection[str] | None = None, whole_pool: bool = False,
+               back_matter: bool = True) -> list[dict]:
     """Method ``name``'s rows for ``query`` (best first, at most ``top``), its hybrid choices from
-    ``spec``; ``whole_pool``: a hybrid method returns every pool candidate, in order (the slope chart).
+    ``spec``; ``whole_pool``: a hybrid method returns every pool candidate, in order (the slope chart);
+    ``back_matter=False``: no reference lists or other back matter.
     ``query`` may be the :class:`~rag_core.retrieval.ranking.QueryScores` several methods share."""
     method = get_method(name)
     why = unavailable_reason(name, index, spec)
     if why:
         raise MethodUnavailable(f"{method.label} cannot run: {why}.")
     if method.first_stage == "tfidf":
-        rows = search_lexical(query, index, top, method="tfidf", sources=sources)
+        rows = search_lexical(query, index, top, method="tfidf", sources=sources, back_matter=back_matter)
         return [r for r in rows if r["cosine"] > 0]
     if method.first_stage == "bm25":
-        rows = search_lexical(query, index, top, method="bm25", sources=sources)
+        rows = search_lexical(query, index, top, method="bm25", sources=sources, back_matter=back_matter)
         return [r for r in rows if r["score"] > 0]
     if method.first_stage == "dense":
-        return search_dense(query, index, top, sources=sources)
+        return search_dense(query, index, top, sources=sources, back_matter=back_matter)
     depth = max(top, 3 * spec.pool) if whole_pool else top
-    return search_with_spec(query, index, method.spec(spec), top=depth, sources=sources)
+    return search_with_spec(query, index, method.spec(spec), top=depth, sources=sources, back_matter=back_matter)
 
 
 def run_methods(query: str, index, spec: SearchSpec = DEFAULT_SPEC, *, methods: Sequence[str] | None = None,
-                top: int = 10, sources: Collection[str] | None = None) -> dict[str, list[dict]]:
+                top: int = 10, sources: Collection[str] | None = None,
+                back_matter: bool = True) -> dict[str, list[dict]]:
     """Every available method's rows for one query (methods that cannot run are left out)."""
     wanted = parse_methods(methods)
-    return {m: run_method(m, query, index, spec, top=top, sources=sources)
+    return {m: run_method(m, query, index, spec, top=top, sources=sources, back_matter=back_matter)
             for m in available_methods(index, spec, wanted)}

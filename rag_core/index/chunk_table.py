@@ -19,6 +19,10 @@ Files (all written by :func:`write_chunk_table`)::
     chunk_context.npy        int64 (n): each chunk's ``context`` (title and section heading,
                              :mod:`rag_core.text.passage_context`) as an id into the "context"
                              string table, -1 for none (only if any chunk has one)
+    chunk_back_matter.npy    int64 (n): each chunk's ``back_matter`` (:mod:`rag_core.text.back_matter`)
+                             as an id into the "back_matter" string table, -1 for None, -2 for a
+                             chunk without the key (only if any chunk has it; without the file,
+                             no chunk is back matter)
     chunk_extra.jsonl        keys outside the known ones, {"row": i, ...} (only if any)
 """
 
@@ -45,6 +49,8 @@ FILES = ("chunk_text.bin", "chunk_offsets.npy", "chunk_columns.npy", "chunk_stri
          "chunk_break_offsets.npy")
 EXTRA_FILE = "chunk_extra.jsonl"
 CONTEXT_FILE = "chunk_context.npy"
+BACK_MATTER_FILE = "chunk_back_matter.npy"
+_ABSENT = -2
 
 
 def _is_int(value) -> bool:
@@ -63,6 +69,8 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
     extras: list[dict] = []
     contexts: dict[str, int] = {}  # the same title and heading repeat over many chunks: a string table
     context_ids = np.full(n, -1, dtype=np.int64)
+    kinds: dict[str, int] = {}
+    kind_ids = np.full(n, _ABSENT, dtype=np.int64)
     with open(folder / "chunk_text.bin", "wb") as handle:
         position = 0
         for i, chunk in enumerate(chunks):
@@ -99,8 +107,12 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
             context = chunk.get("context")
             if isinstance(context, str):
                 context_ids[i] = contexts.setdefault(context, len(contexts))
+            if "back_matter" in chunk and (chunk["back_matter"] is None or isinstance(chunk["back_matter"], str)):
+                kind = chunk["back_matter"]
+                kind_ids[i] = -1 if kind is None else kinds.setdefault(kind, len(kinds))
             extra.update({k: v for k, v in chunk.items()
-                          if k not in KEY_ORDER and not (k == "context" and isinstance(v, str))})
+                          if k not in KEY_ORDER and not (k == "context" and isinstance(v, str))
+                          and not (k == "back_matter" and kind_ids[i] != _ABSENT)})
             if extra:
                 extras.append({"row": i, **extra})
     np.save(folder / "chunk_offsets.npy", offsets, allow_pickle=False)
@@ -111,6 +123,9 @@ def write_chunk_table(chunks: Sequence[dict], folder: str | Path) -> None:
     if contexts:
         strings["context"] = sorted(contexts, key=contexts.__getitem__)
         np.save(folder / CONTEXT_FILE, context_ids, allow_pickle=False)
+    if (kind_ids != _ABSENT).any():
+        strings["back_matter"] = sorted(kinds, key=kinds.__getitem__)
+        np.save(folder / BACK_MATTER_FILE, kind_ids, allow_pickle=False)
     (folder / "chunk_strings.json").write_text(json.dumps(strings, ensure_ascii=False), encoding="utf-8")
     if extras:
         with open(folder / EXTRA_FILE, "w", encoding="utf-8") as handle:
@@ -153,6 +168,15 @@ class ChunkTable(Sequence):
                     n and (int(self._context.max()) >= len(table) or int(self._context.min()) < -1)):
                 raise ValueError(f"{CONTEXT_FILE} does not match the chunks or the context table")
             self._strings["context"] = table
+        self._back_matter = None
+        if (folder / BACK_MATTER_FILE).is_file():
+            self._back_matter = np.load(folder / BACK_MATTER_FILE, allow_pickle=False, mmap_mode=mode)
+            table = strings.get("back_matter")
+            if not isinstance(table, list) or self._back_matter.shape != (n,) or (
+                    n and (int(self._back_matter.max()) >= len(table) or int(self._back_matter.min()) < _ABSENT)):
+                raise ValueError(f"{BACK_MATTER_FILE} does not match the chunks or the back-matter table")
+            self._strings["back_matter"] = table
+            self._back_matter = self._back_matter.view(np.ndarray)
         # Plain array views of the mapped columns (still mapped): a slice of a np.memmap runs
         # its __array_finalize__, ~90 us, and reading a chunk took five of them (issue 21: 0.7 s
         # of assembling 1,374 chunks into documents).
@@ -213,6 +237,10 @@ class ChunkTable(Sequence):
             context = int(self._context[i])
             if context >= 0:
                 chunk["context"] = self._strings["context"][context]
+        if self._back_matter is not None:
+            kind = int(self._back_matter[i])
+            if kind != _ABSENT:
+                chunk["back_matter"] = None if kind < 0 else self._strings["back_matter"][kind]
         extra = self._extra.get(i)
         if extra:
             chunk.update(extra)
@@ -234,6 +262,14 @@ class ChunkTable(Sequence):
     def column(self, key: str) -> np.ndarray:
         """A column of :data:`COLUMNS` (string columns as ids into :meth:`strings`)."""
         return self._columns[:, COLUMNS.index(key)]
+
+    def back_matter_column(self) -> np.ndarray:
+        """Which chunks are back matter (all False for a table stored without the column)."""
+        mask = np.zeros(len(self), dtype=bool) if self._back_matter is None else self._back_matter >= 0
+        for i, extra in self._extra.items():  # a value kept outside the column
+            if "back_matter" in extra:
+                mask[i] = bool(extra["back_matter"])
+        return mask
 
     def strings(self, key: str) -> list[str]:
         return self._strings[key]

@@ -38,6 +38,7 @@ from rag_core.settings import (
     PDF_MIN_WORDLIKE_SHARE,
 )
 from rag_core.text.chunking import PageText
+from rag_core.text.hyphens import resolve_line_hyphens
 
 __all__ = [
     "STATUSES",
@@ -151,7 +152,7 @@ def _join_hyphen_break(match: re.Match) -> str:
     return prefix + letter + hyphen + tail + ("" if at_end and not newline else "\n")
 
 
-def clean_extracted_text(text: str) -> str:
+def clean_extracted_text(text: str, *, line_hyphens: str = "join") -> str:
     """Tidy text extracted from a PDF page.
 
     NFC-normalises (not NFKC, so math symbols survive), drops control characters other
@@ -162,7 +163,9 @@ def clean_extracted_text(text: str) -> str:
     collapses three or more line breaks to two. Single line breaks are kept. Also turns two
     kinds of unmapped glyph names pypdf leaves in the text back into characters: small caps
     (``"R/e.sc /t.sc /r.sc/o.sc"`` becomes ``"RETRO"``) and the MathematicalPi brackets of AIP
-    papers (``"/H20849001/H20850"`` becomes ``"(001)"``).
+    papers (``"/H20849001/H20850"`` becomes ``"(001)"``). ``line_hyphens="keep"`` leaves the
+    line-end hyphens before a lowercase letter for a document-wide pass
+    (:func:`rag_core.text.hyphens.resolve_line_hyphens`: kept where the hyphen is the word's).
     """
     if not text:
         return ""
@@ -185,7 +188,7 @@ def clean_extracted_text(text: str) -> str:
     if "\u00ad" in text:
         text = _SOFT_HYPHEN_BREAK_RE.sub(_join_broken_word, text)
         text = text.replace("\u00ad", "")
-    if "-" in text or "\u2010" in text:
+    if line_hyphens == "join" and ("-" in text or "\u2010" in text):
         text = _HYPHEN_BREAK_RE.sub(_join_hyphen_break, text)
     if "\n\n\n" in text:
         text = _MANY_NEWLINES_RE.sub("\n\n", text)
@@ -483,9 +486,11 @@ def _extract(data: bytes, display: str, sha256: str, max_pages: int,
             failed.append(index + 1)
             first_error = first_error or _short_error(exc)
             raw = ""
-        texts.append(clean_extracted_text(raw))
+        texts.append(clean_extracted_text(raw, line_hyphens="keep"))
         if on_page is not None:
             on_page(index + 1, n_pages)
+    # Line-end hyphens joined or kept by the document's own words (issue 28: "knowledgeintensive").
+    texts = resolve_line_hyphens(texts)
 
     if len(failed) == n_pages:
         return result("damaged", f"The PDF is damaged: no page could be read ({first_error}).",

@@ -15,6 +15,7 @@ from rag_core.retrieval.exact import search_exact
 from rag_core.retrieval.ranking import QueryScores, search_lexical, search_with_spec, spec_status
 from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
 from rag_core.settings import COMPARE_THREADS, EXACT_COUNT_LIMIT
+from rag_core.text.back_matter import back_matter_mask
 from rag_core.text.query import check_query
 from rag_core.types import ExactHit, HybridRow, LexicalRow, Movement
 
@@ -182,8 +183,12 @@ def compare(
     max_exact_hits: int = 10,
     context: int = 200,
     sources: Collection[str] | None = None,
+    back_matter: bool = True,
 ) -> Comparison:
     """Run TF-IDF, hybrid and exact search for one query and cross-reference the lists.
+
+    ``back_matter=False`` leaves reference lists and other back matter out of all three lists
+    (:mod:`rag_core.text.back_matter`); a row of back matter has ``back_matter`` (its kind).
 
     The hybrid list is the search ``spec`` describes (default: the package's, with its
     cross-encoder when one can be loaded; a collection's own is
@@ -199,7 +204,7 @@ def compare(
         t0 = time.perf_counter()
         try:  # every place, to count them; the list keeps those most about the question
             found = search_exact(exact_query or query, index, max_hits=EXACT_COUNT_LIMIT, context=context,
-                                 mode=exact_mode, sources=sources, every_match=True)
+                                 mode=exact_mode, sources=sources, every_match=True, back_matter=back_matter)
             return found, None, time.perf_counter() - t0
         except ValueError as exc:  # an invalid regular expression, say: the other two lists still stand
             return [], str(exc), time.perf_counter() - t0
@@ -208,11 +213,12 @@ def compare(
     try:
         t0 = time.perf_counter()
         # A passage that shares no term with the query (cosine 0) is no TF-IDF match: not listed.
-        tfidf = [r for r in search_lexical(scores, index, top, sources=sources) if r["cosine"] > 0]
+        tfidf = [r for r in search_lexical(scores, index, top, sources=sources, back_matter=back_matter)
+                 if r["cosine"] > 0]
         timings["tfidf"] = (time.perf_counter() - t0) * 1000
 
         t0 = time.perf_counter()
-        hybrid = search_with_spec(scores, index, spec, top=top, sources=sources)
+        hybrid = search_with_spec(scores, index, spec, top=top, sources=sources, back_matter=back_matter)
         timings["hybrid"] = (time.perf_counter() - t0) * 1000
     finally:
         found, exact_error, seconds = exact_job.result()
@@ -221,6 +227,11 @@ def compare(
         status = replace(status, name=hybrid[0]["reranker"], detail=hybrid[0]["reranker_detail"])
 
     t0 = time.perf_counter()
+    back = back_matter_mask(index.chunks) if found and back_matter else None
+    if back is not None:
+        for hit in found:
+            if back[hit["chunk_index"]]:
+                hit["back_matter"] = index.chunks[hit["chunk_index"]]["back_matter"]
     for hit in found:
         # Exact search has no ranking score: a hit is a match. Its cosine is the chunk's
         # TF-IDF cosine to the query, as in the other two lists, and orders the list.

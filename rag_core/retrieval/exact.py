@@ -38,6 +38,7 @@ import re2
 from rag_core.errors import RagCoreError
 from rag_core.index.chunk_table import ChunkTable, chunk_sources_mask
 from rag_core.settings import MAX_PATTERN_CHARS, MAX_QUOTE_CHARS
+from rag_core.text.back_matter import back_matter_mask
 from rag_core.text.chunking import page_at
 from rag_core.text.documents import DocumentText, assemble_documents
 from rag_core.text.folding import fold_text, normalize_for_matching
@@ -490,6 +491,7 @@ def find_exact(
     context: int = 300,
     sources: Collection[str] | None = None,
     every_match: bool = False,
+    back_matter: bool = True,
 ) -> list[ExactHit]:
     """Find ``pattern`` in the raw text of ``chunks``; at most one hit (the first) per chunk, or
     with ``every_match`` one hit per occurrence (a phrase twice in a passage is two hits).
@@ -497,7 +499,8 @@ def find_exact(
     ``mode`` is ``"literal"`` (case-insensitive), ``"regex"`` (RE2 syntax, case-sensitive)
     or ``"normalized"`` (folded quote matching).  Hits come in chunk order; when
     ``max_hits`` is reached the scan stops and the last hit has ``truncated: True``.
-    ``sources`` restricts the scan to chunks whose ``source`` is in it.
+    ``sources`` restricts the scan to chunks whose ``source`` is in it; ``back_matter=False``
+    leaves out the chunks marked as back matter (:mod:`rag_core.text.back_matter`).
     """
     if mode == "normalised":
         mode = "normalized"
@@ -510,13 +513,17 @@ def find_exact(
         return []
     if hasattr(chunks, "parts") and hasattr(chunks, "offsets"):  # a segmented index
         return _find_in_segments(pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources,
-                                 every_match=every_match)
+                                 every_match=every_match, back_matter=back_matter)
     texts = _texts(chunks)
     corpus = _corpus(chunks, texts)
 
     allowed = None
     if sources is not None:
         allowed = chunk_sources_mask(chunks, {sources} if isinstance(sources, str) else set(sources))
+    if not back_matter:
+        back = back_matter_mask(chunks)
+        if back is not None:
+            allowed = ~back if allowed is None else allowed & ~back
 
     hits: list[ExactHit] = []
     seen: set[tuple] = set()  # places already reported, so overlapping chunks count a place once
@@ -556,7 +563,8 @@ def find_exact(
 
 
 def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context: int,
-                      sources: Collection[str] | None, every_match: bool = False) -> list[ExactHit]:
+                      sources: Collection[str] | None, every_match: bool = False,
+                      back_matter: bool = True) -> list[ExactHit]:
     """:func:`find_exact` over each segment, ``SEGMENT_THREADS`` segments at a time (RE2 and
     ``bytes.find`` release the GIL), the hits put back in chunk order; segments after the one
     that fills ``max_hits`` are not scanned."""
@@ -564,7 +572,7 @@ def _find_in_segments(pattern: str, chunks, *, mode: str, max_hits: int, context
 
     def one(offset: int, part) -> list[ExactHit]:
         found = find_exact(pattern, part, mode=mode, max_hits=max_hits, context=context, sources=sources,
-                           every_match=every_match)
+                           every_match=every_match, back_matter=back_matter)
         for hit in found:
             hit["chunk_index"] += offset
         return found
@@ -648,12 +656,14 @@ def search_exact(
     mode: str | None = None,
     sources: Collection[str] | None = None,
     every_match: bool = False,
+    back_matter: bool = True,
 ) -> list[ExactHit]:
     """Public contract wrapper: :func:`find_exact` over ``index.chunks``.
 
     ``mode=None`` means ``"regex"`` when ``regex`` is true, else ``"literal"``. A pattern that
     is not valid Unicode raises :class:`rag_core.errors.QueryError`. ``every_match``: every
-    occurrence in a chunk is a hit (the contract's default: the first one only).
+    occurrence in a chunk is a hit (the contract's default: the first one only). ``back_matter=False``:
+    no hits in reference lists and other back matter.
     """
     if isinstance(pattern, str):
         check_unicode(pattern, "pattern")
@@ -665,5 +675,6 @@ def search_exact(
     if chunks is None:
         raise TypeError("index must have a .chunks list")
     return find_exact(
-        pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources, every_match=every_match
+        pattern, chunks, mode=mode, max_hits=max_hits, context=context, sources=sources, every_match=every_match,
+        back_matter=back_matter,
     )

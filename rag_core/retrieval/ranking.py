@@ -29,6 +29,7 @@ from rag_core.settings import (
     DEFAULT_WITH_BM25,
     MMR_LAMBDA,
 )
+from rag_core.text.back_matter import back_matter_mask
 from rag_core.text.query import check_query
 from rag_core.types import DenseRow, HybridRow, LexicalRow
 
@@ -96,10 +97,15 @@ def _scores(query: str | QueryScores, index: RagIndex) -> QueryScores:
     return query
 
 
-def _source_mask(index: RagIndex, sources: Collection[str] | None) -> np.ndarray | None:
-    if not sources:
-        return None
-    return chunk_sources_mask(index.chunks, set(sources))
+def _source_mask(index: RagIndex, sources: Collection[str] | None, back_matter: bool = True) -> np.ndarray | None:
+    """The chunks a search may return: those of ``sources`` (all when None), less the back
+    matter when ``back_matter`` is False (:mod:`rag_core.text.back_matter`); None: every chunk."""
+    mask = chunk_sources_mask(index.chunks, set(sources)) if sources else None
+    if not back_matter:
+        back = back_matter_mask(index.chunks)
+        if back is not None:
+            mask = ~back if mask is None else mask & ~back
+    return mask
 
 
 def _masked(scores: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
@@ -126,6 +132,7 @@ def _row(index: RagIndex, i: int, rank: int, score: float, score_type: str, cosi
         "page_label": chunk.get("page_label"),
         "doc_id": chunk.get("doc_id"),
         **({"ocr": True} if chunk.get("ocr") else {}),  # text read by OCR from a scan
+        **({"back_matter": chunk["back_matter"]} if chunk.get("back_matter") else {}),  # e.g. "references"
     }
 
 
@@ -134,12 +141,13 @@ def _ranked_order(scores: np.ndarray, top: int, mask: np.ndarray | None) -> np.n
     return order if mask is None else order[mask[order]]
 
 
-def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str] | None) -> list[LexicalRow]:
+def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str] | None,
+             back_matter: bool = True) -> list[LexicalRow]:
     if method not in LEXICAL_METHODS:
         raise ValueError(f"method must be one of {LEXICAL_METHODS}, got {method!r}")
     index = scores.index
     values = scores.tfidf if method == "tfidf" else scores.bm25
-    order = _ranked_order(values, top, _source_mask(index, sources))
+    order = _ranked_order(values, top, _source_mask(index, sources, back_matter))
     score_type = "cosine" if method == "tfidf" else "bm25"
     cos = scores.tfidf_at(order)  # a BM25 list needs the cosines of its rows only
     ranked = enumerate(zip(order, cos, strict=True), start=1)
@@ -147,23 +155,30 @@ def _lexical(scores: QueryScores, top: int, method: str, sources: Collection[str
 
 
 def search_lexical(query: str | QueryScores, index: RagIndex, top: int = 10, *, method: str = "tfidf",
-                   sources: Collection[str] | None = None) -> list[LexicalRow]:
+                   sources: Collection[str] | None = None, back_matter: bool = True) -> list[LexicalRow]:
     """TF-IDF (``score_type`` "cosine") or BM25 (``score_type`` "bm25") ranking (``query``: the
-    text, or the :class:`QueryScores` other lists of the same query share)."""
-    return _lexical(_scores(query, index), top, method, sources)
+    text, or the :class:`QueryScores` other lists of the same query share). ``back_matter=False``
+    leaves reference lists and other back matter out."""
+    return _lexical(_scores(query, index), top, method, sources, back_matter)
 
 
 def search_dense(query: str | QueryScores, index: RagIndex, top: int = 10, *, embedding_model: str | None = None,
-                 sources: Collection[str] | None = None) -> list[DenseRow]:
+                 sources: Collection[str] | None = None, back_matter: bool = True) -> list[DenseRow]:
     """Bi-encoder cosine ranking (``score_type`` "dense_cosine"; ``query``: the text, or the
-    :class:`QueryScores` other lists of the same query share)."""
+    :class:`QueryScores` other lists of the same query share). ``back_matter=False`` leaves
+    reference lists and other back matter out."""
     scores = _scores(query, index)
+    mask = _source_mask(index, sources, back_matter)
     if getattr(index, "ann", None) is not None and not sources and embedding_model in (None, index.embedding_model):
-        order, values = index.dense_top(scores.query, top)  # a large index: through its HNSW graph
+        # a large index: through its HNSW graph (asked for more when back matter is left out)
+        order, values = index.dense_top(scores.query, _graph_depth(top, mask))
+        if mask is not None:
+            keep = mask[order]
+            order, values = order[keep][:top], values[keep][:top]
         dense = dict(zip(order.tolist(), values.tolist(), strict=True))
     else:
         dense = scores.dense(embedding_model)
-        order = _ranked_order(dense, top, _with_vectors(index, _source_mask(index, sources)))
+        order = _ranked_order(dense, top, _with_vectors(index, mask))
     cos = scores.tfidf_at(order)
     ranked = enumerate(zip(order, cos, strict=True), start=1)
     rows = [_row(index, i, r, dense[i], "dense_cosine", c) for r, (i, c) in ranked]
@@ -172,6 +187,14 @@ def search_dense(query: str | QueryScores, index: RagIndex, top: int = 10, *, em
         row["dense_cosine"] = row["score"]
         row["dense_coverage"] = coverage
     return rows
+
+
+def _graph_depth(k: int, mask: np.ndarray | None) -> int:
+    """How many rows to ask an HNSW graph for so that ``k`` are likely left after ``mask``."""
+    if mask is None:
+        return k
+    left_out = len(mask) - int(mask.sum())
+    return min(len(mask), k + min(left_out, 4 * k))
 
 
 def covered_fusion_weights(index: RagIndex, weights: dict[str, float] | None) -> dict[str, float] | None:
@@ -317,6 +340,7 @@ def search_with_spec(
     *,
     top: int = 10,
     sources: Collection[str] | None = None,
+    back_matter: bool = True,
 ) -> list[HybridRow]:
     """The hybrid search ``spec`` describes; rows best first, at most ``top``.
 
@@ -329,22 +353,23 @@ def search_with_spec(
     fused order the re-reading stage was handed. Each row's ``reranker`` and ``reranker_detail`` say what ordered it;
     ``cosine`` is always the TF-IDF cosine. ``query``: the text, or the
     :class:`QueryScores` other lists of the same query share. ``sources``: only these documents.
+    ``back_matter=False``: no reference lists or other back matter (:mod:`rag_core.text.back_matter`).
     """
     scores = _scores(query, index)
     query = scores.query
     top = _check_top(top)
     pool = spec.pool
-    mask = _source_mask(index, sources)
+    mask = _source_mask(index, sources, back_matter)
     cos = scores.tfidf
     first_stage = {"tfidf": cos} if spec.with_tfidf else {}
     if spec.with_bm25:
         first_stage["bm25"] = scores.bm25
     vectors = index.dense_mask  # None: every chunk has its vector
-    graph = getattr(index, "ann", None) is not None and mask is None
+    graph = getattr(index, "ann", None) is not None and not sources
     if index.has_vectors:
         if graph:
             # a large index: its HNSW graph gives the dense top `pool`; no product over every vector
-            rows, cosines = index.dense_top(query, pool)
+            rows, cosines = index.dense_top(query, _graph_depth(pool, mask))
             dense = np.full(len(index.chunks), -np.inf, dtype=np.float32)
             dense[rows] = cosines
         else:
@@ -442,6 +467,7 @@ def search(
     fusion: str | None = None,
     with_tfidf: bool = True,
     mmr_lambda: float | None = None,
+    back_matter: bool = True,
 ) -> list[LexicalRow] | list[HybridRow]:
     """Search ``index`` for ``query``; results best first (the contract's function).
 
@@ -457,13 +483,14 @@ def search(
     TF-IDF cosine. ``with_tfidf=False`` leaves the TF-IDF list out of the pool (BM25 must then
     be in it). ``mmr_lambda`` (0 to 1) reorders the ordered pool by maximal marginal relevance
     (:class:`~rag_core.retrieval.rerankers.DiversityReranker`: lower favours diversity); each
-    row then has ``pre_mmr_rank``. A query that is empty, too long or not valid Unicode raises
+    row then has ``pre_mmr_rank``. ``back_matter=False`` leaves reference lists and other back
+    matter out (:mod:`rag_core.text.back_matter`). A query that is empty, too long or not valid Unicode raises
     :class:`rag_core.errors.QueryError`.
     """
     scores = QueryScores(index, check_query(query))
     top = _check_top(top)
     if not rerank:
-        return _lexical(scores, top, "tfidf", sources)
+        return _lexical(scores, top, "tfidf", sources, back_matter)
     if not with_tfidf and not with_bm25:
         raise ValueError("the pool needs a lexical list: keep TF-IDF (with_tfidf) or BM25 (with_bm25) in it")
     lexical = "both" if with_tfidf and with_bm25 else ("tfidf" if with_tfidf else "bm25")
@@ -483,7 +510,7 @@ def search(
             f"This index was embedded with {index.embedding_model!r}; query it with the same model, "
             f"not {embedding_model!r}."
         )
-    return search_with_spec(scores, index, spec, top=top, sources=sources)
+    return search_with_spec(scores, index, spec, top=top, sources=sources, back_matter=back_matter)
 
 
 def _mmr_order(index: RagIndex, ordered: list[tuple], lambda_param: float) -> list[tuple]:

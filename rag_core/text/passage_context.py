@@ -125,14 +125,18 @@ def add_context(chunks: Sequence[dict], text: str, title: str = "") -> None:
 def chunk_pdf(pages, source: str, chunk_size: int, overlap: int, *, metadata_title: str | None = None,
               word_boundaries: bool | None = None, context: bool | None = None) -> list[dict]:
     """The chunks of an extracted PDF as ingest makes them: :func:`~rag_core.text.chunking.chunk_pages`
-    (between words when ``word_boundaries``), each with its title and section as ``context``."""
+    (between words when ``word_boundaries``), each with its title and section as ``context`` and
+    its ``back_matter`` (:mod:`rag_core.text.back_matter`)."""
+    from rag_core.text.back_matter import mark_back_matter
     from rag_core.text.chunking import chunk_pages, join_pages
 
     word_boundaries = PDF_WORD_BOUNDARIES if word_boundaries is None else word_boundaries
     context = PDF_CONTEXT if context is None else context
     chunks = chunk_pages(pages, source, chunk_size, overlap, word_boundaries=word_boundaries)
-    if context and chunks:
+    if chunks:
         text, _ = join_pages(pages)
-        first = next((p.text for p in pages if p.text.strip()), "")
-        add_context(chunks, text, guess_title(first, metadata_title))
+        mark_back_matter(chunks, text)
+        if context:
+            first = next((p.text for p in pages if p.text.strip()), "")
+            add_context(chunks, text, guess_title(first, metadata_title))
     return chunks

@@ -565,3 +565,26 @@ def test_the_pages_import_no_heavy_library():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_compare_and_verify_leave_reference_lists_out_until_the_switch(built_data_dir, monkeypatch):
+    """Issue 28: bibliographies answered questions. Compare's lists hold no back matter by default; the
+    switch re-runs them with it, each such passage's title chip saying "reference list"; Verify has the
+    same switch, off."""
+    at = start(built_data_dir, monkeypatch, "pages/compare.py")
+    question = "In Proceedings of the Association for Computational Linguistics"
+    run_compare(at, question)
+    assert at.toggle(key="cmp_back_matter").value is False
+    result = at.session_state["cmp_result"]
+    rows = [r for kind in ("tfidf", "hybrid", "exact") for r in result["comparison"][kind]]
+    assert rows and not any(r.get("back_matter") for r in rows)
+    at.toggle(key="cmp_back_matter").set_value(True).run()
+    assert_clean(at)
+    result = at.session_state["cmp_result"]
+    assert result["request"]["back_matter"] is True
+    marked = [r for r in result["comparison"]["hybrid"] if r.get("back_matter") == "references"]
+    assert marked, [r["source"] for r in result["comparison"]["hybrid"]]
+    assert any("reference list" in cell for cell in tables(at)["hybrid"]["passage"])
+
+    verify = start(built_data_dir, monkeypatch, "pages/verify.py")
+    assert verify.toggle(key="verify_back_matter").value is False

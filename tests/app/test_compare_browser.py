@@ -239,3 +239,31 @@ def test_the_demo_against_a_baseline_and_what_the_reranker_did(built_data_dir, t
         expect(fast.first).to_be_visible()
         kinds = [b.get_attribute("data-testid") for b in fast.all()]
         assert kinds and all(k == "stBaseButton-secondary" for k in kinds), kinds
+
+
+def test_reference_lists_are_left_out_until_the_switch_brings_them_in(built_data_dir, tmp_path):
+    """Issue 28: a bibliography answered questions. Back matter is left out of the three lists by
+    default; the switch brings it in, each such passage marked "reference list" on its card."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(built_data_dir, data)
+    question = "In Proceedings of the Association for Computational Linguistics"
+    with app_in_chromium(data, width=1600, height=1000, timeout_ms=120_000) as (page, url, expect):
+        page.goto(f"{url}/compare?" + urlencode({"collection": COLLECTION, "q": question}))
+        expect(page.get_by_text(f"Results for “{question}”")).to_be_visible(timeout=300_000)
+        expect(page.locator(".rc-cards")).to_have_count(3, timeout=120_000)
+        settle(page, expect)
+        switch = page.get_by_role("checkbox", name="Include reference lists")
+        expect(switch).not_to_be_checked()
+        cards = page.locator(".rc-card")
+        assert cards.count() > 0
+        assert not any("reference list" in text for text in cards.all_inner_texts())
+        page.get_by_text("Include reference lists").click()
+        settle(page, expect)
+        expect(switch).to_be_checked()
+        expect(page.locator(".rc-card", has_text="reference list").first).to_be_visible(timeout=120_000)
+        hybrid = page.locator('.rc-cards[data-list="hybrid"] .rc-card').all_inner_texts()
+        assert sum("reference list" in text for text in hybrid) >= 3, hybrid
+        page.evaluate("window.scrollTo(0, 0)")
+        shot(page, "compare-back-matter.png")

@@ -261,3 +261,33 @@ def test_output_cut_short_by_its_reader_is_no_error(tmp_path):
     err = child.stderr.read().decode()
     assert child.wait(timeout=120) == 141
     assert err == "", err
+
+
+def test_search_and_check_leave_back_matter_out_unless_asked(tmp_path, pdf_dir, capsys):
+    """`search` and `check` look in no reference list by default; --include-back-matter brings it back."""
+    from rag_core.collections.library import Library
+
+    name = "phys_ultralight_bosonic_dark_matter_cmb_arxiv0908.0054.pdf"
+    lib = Library(tmp_path)
+    lib.add_pdfs("c", [pdf_dir / name], compute_embeddings=False, ocr="off")
+    data = str(tmp_path)
+
+    def results(*flags: str) -> list[dict]:
+        assert main(["--data-dir", data, "search", "c", "Phys. Rev. Lett. Gruzinov", "--mode", "tfidf", "--json",
+                     "--top", "20", *flags]) == 0
+        return json.loads(capsys.readouterr().out)["results"]
+
+    assert results() and not any(r.get("back_matter") for r in results())
+    assert any(r.get("back_matter") == "references" for r in results("--include-back-matter"))
+
+    draft = tmp_path / "draft.txt"
+    draft.write_text("Cosmology texts are listed as \u201cModern Cosmology (Academic Press, 2003)\u201d "
+                     "in the paper [1].\n\n"
+                     "References\n[1] W. Hu. 2000. Fuzzy cold dark matter.\n", encoding="utf-8")
+
+    def verdicts(*flags: str) -> list[str]:
+        main(["--data-dir", data, "check", "c", str(draft), "--json", *flags])
+        return [row["verdict"] for row in json.loads(capsys.readouterr().out)]
+
+    assert "verbatim" not in verdicts()
+    assert verdicts("--include-back-matter") == ["verbatim"]

@@ -402,3 +402,19 @@ def test_queries_use_the_encoder_that_made_the_vectors(library, pdf_dir, monkeyp
     monkeypatch.setattr("rag_core.index.build.load_bi_encoder", spy)
     search("custom font encoding", index, top=2)
     assert asked == [index.encoder]
+
+
+def test_back_matter_is_stored_with_each_chunk_and_left_out_on_request(library, pdf_dir):
+    """Both backends keep each chunk's ``back_matter``; a search can leave it out (issue 28)."""
+    from rag_core.retrieval.ranking import search_lexical
+
+    library.add_pdfs("c", [pdf_dir / SMALL], embed="none")
+    index = library.load_index("c")
+    kinds = [c.get("back_matter") for c in index.chunks]
+    assert "references" in kinds and None in kinds  # the paper's reference list, and its body
+    query = "Phys. Rev. Lett. astro-ph"
+    every = search_lexical(query, index, top=len(index.chunks))
+    assert any(r.get("back_matter") == "references" for r in every)
+    body = search_lexical(query, index, top=len(index.chunks), back_matter=False)
+    assert body and not any(index.chunks[r["chunk_index"]].get("back_matter") for r in body)
+    assert not any("back_matter" in r for r in body)

@@ -67,3 +67,23 @@ def test_passage_context_is_a_string_column_not_extra_lines(tmp_path):
     table = ChunkTable(tmp_path)
     assert list(table) == chunks
     assert table.strings("context") == ["A Paper", "A Paper — 2 Methods"]
+
+
+def test_back_matter_is_a_column_and_a_table_without_it_still_loads(tmp_path):
+    from rag_core.index.chunk_table import BACK_MATTER_FILE, EXTRA_FILE
+    from rag_core.text.back_matter import back_matter_mask
+
+    chunks = [{"text": f"t{i}", "source": "a.pdf", "back_matter": "references" if i % 3 == 0 else None}
+              for i in range(6)] + [{"text": "old", "source": "b.pdf"}]  # the last stored before detection
+    (tmp_path / "new").mkdir()
+    write_chunk_table(chunks, tmp_path / "new")
+    assert (tmp_path / "new" / BACK_MATTER_FILE).is_file() and not (tmp_path / "new" / EXTRA_FILE).exists()
+    table = ChunkTable(tmp_path / "new")
+    assert list(table) == chunks and "back_matter" not in table[6]
+    assert table.back_matter_column().tolist() == [True, False, False, True, False, False, False]
+    assert back_matter_mask(table).tolist() == table.back_matter_column().tolist()
+    (tmp_path / "old").mkdir()
+    write_chunk_table([{k: v for k, v in c.items() if k != "back_matter"} for c in chunks], tmp_path / "old")
+    old = ChunkTable(tmp_path / "old")
+    assert not (tmp_path / "old" / BACK_MATTER_FILE).exists()
+    assert back_matter_mask(old) is None and not any("back_matter" in c for c in old)

@@ -40,3 +40,19 @@ def test_a_scan_keeps_what_its_information_dictionary_and_file_name_say():
                             scanned=True)
     assert record["title"] == "The LinnSequencer brochure" and record["authors"] == ["Roger Linn"]
     assert record["arxiv_id"] == "2004.04906" and record["year"] == 2020 and "no_record" not in record
+
+
+@pytest.mark.skipif(ocr.find_tesseract() is None, reason="Tesseract is not installed")
+def test_the_huck_finn_page_gets_no_record_and_its_chip_is_the_file_name(pdf_dir):
+    """The walk-through's scan: OCR read "THEY TIP-TOED ALONG." as its authors and 2015 as its year,
+    and the chip read "ALONG. 2015"; now no record, and the file name names it."""
+    from rag_core.output.passages import title_chip
+
+    name = "awkward_scanned_no_text_huckfinn_page22.pdf"
+    result = extract_pdf(pdf_dir / name)
+    assert result.ok and result.ocr["pages"] == [1] and "TIP-TOED" in result.pages[0].text.upper()
+    record = result.metadata
+    assert (record["title"], record["authors"], record["year"]) == (None, None, None)
+    assert record["no_record"] == SCANNED_NO_RECORD
+    chip = title_chip({**record, "source": name}, {"page_start": 1})
+    assert chip.startswith("awkward_scanned_no_te") and "ALONG" not in chip and "2015" not in chip

@@ -108,3 +108,21 @@ def test_a_cross_encoder_row_reports_its_fused_rank_before_the_re_reading(index)
     fused_rank = {r["chunk_index"]: r["rank"] for r in fused}
     assert reread and all(r["pre_rerank_rank"] == fused_rank[r["chunk_index"]] for r in reread)
     assert "pre_rerank_rank" not in fused[0]
+
+
+def test_back_matter_left_out_of_all_three_lists_on_request():
+    """A chunk marked as a reference list is in every list by default, marked, and in none with
+    ``back_matter=False`` (issue 28: bibliographies answered questions)."""
+    from rag_core.retrieval.search_spec import SearchSpec
+
+    index = build_index(DOCS, compute_embeddings=False)
+    index.chunks[0]["back_matter"] = "references"  # a.pdf's passage
+    spec = SearchSpec(reranker="none")
+    shown = compare("alpha beta", index, exact_mode="literal", exact_query="alpha", top=5, spec=spec)
+    for rows in (shown.tfidf, shown.hybrid, shown.exact):
+        assert [r.get("back_matter") for r in rows if r["source"] == "a.pdf"] and all(
+            r.get("back_matter") == "references" for r in rows if r["source"] == "a.pdf")
+    left = compare("alpha beta", index, exact_mode="literal", exact_query="alpha", top=5, spec=spec,
+                   back_matter=False)
+    for rows in (left.tfidf, left.hybrid, left.exact):
+        assert rows and "a.pdf" not in {r["source"] for r in rows}

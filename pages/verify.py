@@ -14,7 +14,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from pages.common.back_matter import back_matter_switch
+from pages.common.back_matter import back_matter_switch, back_matter_word
 from pages.common.layout import PAGES, link, note, passage_box, run_page, text_line
 from pages.common.state import (
     address_is_new,
@@ -267,7 +267,8 @@ def show_closest(lib, name: str, check: dict, titles: dict, *, key: str, heading
     with left:
         for row in rows:
             with st.container(border=True):
-                text_line(f"#{row['rank']}", title_of(row, titles), place_page(row), bold_first=True)
+                where = place_page(row) + (f" · {back_matter_word(row)}" if back_matter_word(row) else "")
+                text_line(f"#{row['rank']}", title_of(row, titles), where, bold_first=True)
                 if row.get("sentence_score") is not None:
                     text_line(f"Best sentence (marked): {row.get('sentence_score_kind') or 'score'} "
                               f"{row['sentence_score']:.2f}", muted=True)

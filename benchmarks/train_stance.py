@@ -1,0 +1,202 @@
+"""Rebuild the stance model (rag_core/models/trained/stance/) from ../shared/data/claims and print
+its dev figures.
+
+    PYTHONPATH=$PWD python benchmarks/train_stance.py [--claims DIR] [--cache DIR] [--out DIR] [--dry-run]
+
+Training data: the train parts of SciFact (train claims outside the dev slice), Check-COVID
+(train file), HealthVer (dev file outside the dev slice), and all of COVID-Fact and
+CLIMATE-FEVER; one claim in five of the first three (by a hash of the claim) is held out of
+fitting to set the temperature and thresholds. Dev figures: SciFact's dev slice, Check-COVID
+dev, HealthVer's dev slice (rag_core/models/training/claims.py), never fitted on.
+
+Embeddings (all-MiniLM-L6-v2, ONNX int8) are cached in --cache (default
+$RAG_CORE_STANCE_CACHE or /tmp/rag_core_stance_cache), so a refit takes about a minute.
+``--dry-run`` prints the figures without writing the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rag_core.citations.stance import MODEL_DIR, MODEL_FILE, RULE_FEATURES  # noqa: E402
+from rag_core.models.training import claims as C  # noqa: E402
+from rag_core.models.training.stance_fit import (  # noqa: E402
+    LABEL_OF_STANCE,
+    _doc_sentence_probs,
+    calibrate,
+    figures,
+    fit,
+    predict_documents,
+    rationale_f1,
+)
+
+SEED = 0
+C_REG = 0.5
+DEV_SETS = ("scifact", "checkcovid", "healthver")
+LICENCES = {
+    "scifact": "CC BY-NC 2.0 (SciFact, Allen AI): non-commercial use only; a model trained on it carries this note",
+    "checkcovid": "Check-COVID (Wang et al. 2023): see ../shared/data/claims/README, section 5",
+    "healthver": "HealthVer (Sarrouti et al. 2021): see ../shared/data/claims/README, section 5",
+    "covidfact": "COVID-Fact (Saakyan et al. 2021): see ../shared/data/claims/README, section 5",
+    "climatefever": "CLIMATE-FEVER (Diggelmann et al. 2020): see ../shared/data/claims/README, section 5",
+    "embeddings": "all-MiniLM-L6-v2 (Apache-2.0), the bundled bi-encoder",
+}
+
+
+def calibration_part(doc: C.ClaimDocument) -> bool:
+    """One claim in five of a train part is held out of fitting, for the calibration."""
+    digest = hashlib.sha256(f"calibration:{doc.dataset}:{doc.claim_id}".encode()).hexdigest()
+    return int(digest[:8], 16) % 5 == 0
+
+
+class CachedEmbed:
+    """Unit embeddings by text, from a cache folder (texts.json + emb.npy), the rest encoded."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.index: dict[str, int] = {}
+        self.matrix = np.zeros((0, 384), dtype=np.float32)
+        if (folder / "texts.json").is_file() and (folder / "emb.npy").is_file():
+            texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))
+            self.matrix = np.load(folder / "emb.npy")
+            self.index = {t: i for i, t in enumerate(texts)}
+
+    def ensure(self, texts) -> None:
+        missing = sorted({t for t in texts if t not in self.index})
+        if not missing:
+            return
+        from rag_core.models.loading import load_bi_encoder
+
+        model = load_bi_encoder()
+        print(f"encoding {len(missing)} texts (cached in {self.folder}) ...", flush=True)
+        out = []
+        start = time.time()
+        for i in range(0, len(missing), 512):
+            out.append(model.encode(missing[i:i + 512], convert_to_numpy=True, normalize_embeddings=True,
+                                    show_progress_bar=False))
+            print(f"  {min(i + 512, len(missing))}/{len(missing)} ({time.time() - start:.0f} s)", flush=True)
+        base = len(self.index)
+        self.matrix = np.vstack([self.matrix, *out]).astype(np.float32)
+        for k, t in enumerate(missing):
+            self.index[t] = base + k
+        self.folder.mkdir(parents=True, exist_ok=True)
+        texts = sorted(self.index, key=self.index.get)
+        (self.folder / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+        np.save(self.folder / "emb.npy", self.matrix)
+
+    def __call__(self, texts) -> np.ndarray:
+        return self.matrix[[self.index[t] for t in texts]]
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def rules_labels(docs) -> list[str]:
+    """Today's rules on each claim against its whole document, as the check compares a paraphrase."""
+    from rag_core.citations.meaning import meaning_of_verdict
+
+    out = []
+    for doc in docs:
+        found = meaning_of_verdict("related", doc.claim, closest=[{"text": " ".join(doc.sentences)}])
+        out.append({"changed": "contradict", "same": "support"}.get(found.meaning, "nei"))
+    return out
+
+
+def show(name: str, f: dict) -> None:
+    print(f"  {name:<10} n={f['n']:<4} contra->same {f['contradictions_called_same']:.1%}  "
+          f"contra->changed {f['contradictions_flagged_changed']:.1%}  support->changed "
+          f"{f['supports_flagged_changed']:.1%}  label F1 {f['label_f1']:.3f}  (acc {f['accuracy']:.3f})  "
+          f"confusion {f['confusion']}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--claims", default=None)
+    parser.add_argument("--cache", default=os.environ.get("RAG_CORE_STANCE_CACHE", "/tmp/rag_core_stance_cache"))
+    parser.add_argument("--out", default=str(MODEL_DIR))
+    parser.add_argument("--dry-run", action="store_true")
+    parser.add_argument("--c", type=float, default=C_REG)
+    args = parser.parse_args(argv)
+    start = time.time()
+    folder = C.claims_dir(args.claims)
+    train = [*C.read_scifact(folder, split="train"), *C.read_checkcovid(folder, split="train"),
+             *C.read_healthver(folder, split="train"), *C.read_covidfact(folder, split=None),
+             *C.read_climatefever(folder, split=None)]
+    dev = {"scifact": C.read_scifact(folder, split="dev"), "checkcovid": C.read_checkcovid(folder, split="dev"),
+           "healthver": C.read_healthver(folder, split="dev")}
+    held = [d for d in train if d.dataset in DEV_SETS and calibration_part(d)]
+    fitted = [d for d in train if not (d.dataset in DEV_SETS and calibration_part(d))]
+    embed = CachedEmbed(Path(args.cache))
+    embed.ensure({t for docs in (train, *dev.values()) for d in docs for t in (d.claim, *d.sentences)})
+    print(f"data read and embedded ({time.time() - start:.0f} s): {len(fitted)} documents to fit, "
+          f"{len(held)} to calibrate", flush=True)
+    model, seen = fit(fitted, embed, seed=SEED, c=args.c)
+    print(f"fitted on {seen['pairs']} pairs {seen['labels']} ({time.time() - start:.0f} s)", flush=True)
+    cal = calibrate(model, held, embed)
+    print(f"calibrated: {cal} ({time.time() - start:.0f} s)", flush=True)
+    results = {}
+    for name, docs in dev.items():
+        gold = [d.label for d in docs]
+        cached = _doc_sentence_probs(model, docs, embed)
+        answers = predict_documents(model, docs, embed, cached=cached)
+        pred = [LABEL_OF_STANCE[a["stance"]] for a in answers]
+        base = figures(gold, rules_labels(docs))
+        new = figures(gold, pred)
+        results[name] = {"rules": base, "model": new}
+        print(f"{name} dev ({len(docs)} claim-document pairs):")
+        show("rules", base)
+        show("model", new)
+        if name == "scifact":
+            rat = rationale_f1(docs, [a["evidence"] for a in answers], pred)
+            top1 = rationale_f1(docs, [a["evidence"][:1] for a in answers], pred)
+            results[name]["rationale"] = {"top3": rat, "top1": top1}
+            print(f"  rationale (top 3) {rat}\n  rationale (top 1) {top1}")
+    if args.dry_run:
+        return 0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.settings.update({"calibration": cal, "features": ["u*v", "|u-v|", *RULE_FEATURES]})
+    path = out / MODEL_FILE
+    path.write_text(json.dumps(model.to_json(), separators=(",", ":")), encoding="utf-8")
+    files = {}
+    for name, names in C.FILES.items():
+        for file in names:
+            files[file] = {"dataset": name, "sha256": sha256(folder / file)}
+    card = {
+        "name": model.name, "model_file": {"path": MODEL_FILE, "sha256": sha256(path), "bytes": path.stat().st_size},
+        "kind": "multinomial logistic regression over pair features (u*v, |u-v| of all-MiniLM-L6-v2 "
+                "embeddings, rule cues, polarity and overlap)",
+        "rebuild": "PYTHONPATH=$PWD python benchmarks/train_stance.py", "seed": SEED,
+        "settings": model.settings, "data_files": files, "licences": LICENCES,
+        "non_commercial": "Trained partly on SciFact (CC BY-NC 2.0): non-commercial use only.",
+        "training": {"documents_fitted": len(fitted), "documents_calibration": len(held), **seen},
+        "dev_figures": {k: {"rules": _round(v["rules"]), "model": _round(v["model"]),
+                            **({"rationale": v["rationale"]} if "rationale" in v else {})} for k, v in results.items()},
+    }
+    (out / "card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path} ({path.stat().st_size} bytes) and its card ({time.time() - start:.0f} s)")
+    return 0
+
+
+def _round(f: dict) -> dict:
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in f.items()}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -139,16 +139,19 @@ def rule_features(statement: str, sentence: str, cosine: float = 0.0) -> np.ndar
     return np.asarray(values, dtype=np.float32)
 
 
-def pair_features(u: np.ndarray, v: np.ndarray, rules: np.ndarray) -> np.ndarray:
-    """One pair's feature row: ``u*v``, ``|u-v|`` (unit embeddings) and the rule features."""
-    return np.concatenate([u * v, np.abs(u - v), rules]).astype(np.float32)
+def pair_features(u: np.ndarray, v: np.ndarray, rules: np.ndarray, *, embedding: bool = False) -> np.ndarray:
+    """One pair's feature row: the rule features, after ``u*v`` and ``|u-v|`` of the unit
+    embeddings when ``embedding``."""
+    parts = [u * v, np.abs(u - v), rules] if embedding else [rules]
+    return np.concatenate(parts).astype(np.float32)
 
 
-def feature_matrix(statements: Sequence[str], sentences: Sequence[str], u: np.ndarray, v: np.ndarray) -> np.ndarray:
+def feature_matrix(statements: Sequence[str], sentences: Sequence[str], u: np.ndarray, v: np.ndarray, *,
+                   embedding: bool = False) -> np.ndarray:
     """Feature rows of many pairs (``u``/``v``: the statements' and sentences' unit embeddings)."""
     cos = np.sum(u * v, axis=1)
     rules = np.vstack([rule_features(a, b, float(c)) for a, b, c in zip(statements, sentences, cos, strict=True)])
-    return np.hstack([u * v, np.abs(u - v), rules]).astype(np.float32)
+    return (np.hstack([u * v, np.abs(u - v), rules]) if embedding else rules).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- the model
@@ -165,9 +168,11 @@ class StanceModel:
     mean: np.ndarray
     scale: np.ndarray
     temperature: float = 1.0
-    threshold_contradict: float = 0.5
-    threshold_support: float = 0.5
-    evidence_weight: float = 0.5   # weight of key-word overlap beside cosine when picking sentences
+    threshold_contradict: float = 0.5   # a contradiction this likely is called one, whatever the rules say
+    threshold_support: float = 0.5      # a support this likely is called one where the rules cannot tell
+    threshold_veto: float = 0.5         # a contradiction this likely keeps the rules' "same" from standing
+    evidence_weight: float = 0.5        # weight of key-word overlap beside cosine when picking sentences
+    embedding: bool = False             # whether u*v and |u-v| are among the features
     settings: dict = field(default_factory=dict)
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
@@ -185,8 +190,8 @@ class StanceModel:
             "weights": np.round(self.weights, 6).tolist(), "bias": np.round(self.bias, 6).tolist(),
             "mean": np.round(self.mean, 6).tolist(), "scale": np.round(self.scale, 6).tolist(),
             "temperature": self.temperature, "threshold_contradict": self.threshold_contradict,
-            "threshold_support": self.threshold_support, "evidence_weight": self.evidence_weight,
-            "settings": self.settings,
+            "threshold_support": self.threshold_support, "threshold_veto": self.threshold_veto,
+            "evidence_weight": self.evidence_weight, "embedding": self.embedding, "settings": self.settings,
         }
 
     @classmethod
@@ -206,20 +211,24 @@ class StanceModel:
                         temperature=float(data["temperature"]),
                         threshold_contradict=float(data["threshold_contradict"]),
                         threshold_support=float(data["threshold_support"]),
+                        threshold_veto=float(data["threshold_veto"]), embedding=bool(data["embedding"]),
                         evidence_weight=float(data.get("evidence_weight", 0.5)),
                         settings=dict(data.get("settings") or {}))
         except (KeyError, TypeError, ValueError) as exc:
             raise StanceModelError(f"the stance model file is damaged ({exc})") from exc
         n = weights.shape[0] if weights.ndim == 2 else -1
         if weights.ndim != 2 or weights.shape[1] != len(CLASSES) or bias.shape != (len(CLASSES),) \
-                or mean.shape != (n,) or scale.shape != (n,) or n <= len(RULE_FEATURES) \
+                or mean.shape != (n,) or scale.shape != (n,) \
+                or (n - len(RULE_FEATURES) <= 0 or (n - len(RULE_FEATURES)) % 2 if model.embedding
+                    else n != len(RULE_FEATURES)) \
                 or not all(np.isfinite(a).all() for a in (weights, bias, mean, scale)):
             raise StanceModelError("the stance model file is damaged (its arrays do not fit together)")
         return model
 
     @property
-    def embedding_dim(self) -> int:
-        return (self.weights.shape[0] - len(RULE_FEATURES)) // 2
+    def embedding_dim(self) -> int | None:
+        """The embedding size the features need (None: any; only the cosine is read)."""
+        return (self.weights.shape[0] - len(RULE_FEATURES)) // 2 if self.embedding else None
 
 
 def _sha256(path: Path) -> str:
@@ -328,23 +337,36 @@ def classify(model: StanceModel, statement: str, sentences: Sequence[str], u: np
     if not len(sentences):
         return np.zeros((0, len(CLASSES)), dtype=np.float32)
     uu = np.repeat(u[None, :], len(sentences), axis=0)
-    return model.probabilities(feature_matrix([statement] * len(sentences), sentences, uu, v))
+    return model.probabilities(feature_matrix([statement] * len(sentences), sentences, uu, v,
+                                              embedding=model.embedding))
 
 
-def aggregate(model: StanceModel, probs: np.ndarray) -> tuple[str, float, dict]:
-    """The document-level stance from the evidence sentences' probabilities: the strongest
-    contradiction when it passes its threshold and outweighs the strongest support, else the
-    strongest support when it passes its own, else nei."""
+def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None = None) -> tuple[str, float, dict]:
+    """The document-level stance from the evidence sentences' probabilities and the rules'
+    meaning (the rules' answer stands unless the model is sure): the strongest contradiction
+    past ``threshold_contradict`` (and above the strongest support) contradicts; a rules'
+    "changed" contradicts; a rules' "same" against a contradiction past ``threshold_veto`` is
+    nei; where the rules cannot tell, a support past ``threshold_support`` supports."""
     if not len(probs):
-        return "nei", 1.0, {"supports": 0.0, "contradicts": 0.0, "nei": 1.0}
-    p_sup, p_con = float(probs[:, 0].max()), float(probs[:, 1].max())
-    p_nei = float(probs[:, 2].min())
+        p_sup = p_con = 0.0
+        p_nei = 1.0
+    else:
+        p_sup, p_con = float(probs[:, 0].max()), float(probs[:, 1].max())
+        p_nei = float(probs[:, 2].min())
     shown = {"supports": round(p_sup, 4), "contradicts": round(p_con, 4), "nei": round(p_nei, 4)}
+    rules = rules_stance(rules_meaning)
+    nei_score = max(p_nei, 1.0 - max(p_sup, p_con))
     if p_con >= model.threshold_contradict and p_con >= p_sup:
         return "contradicts", p_con, shown
-    if p_sup >= model.threshold_support:
+    if rules == "contradicts":
+        return "contradicts", max(p_con, 0.5), shown
+    if rules == "supports":
+        if p_con >= model.threshold_veto:
+            return "nei", nei_score, shown
+        return "supports", max(p_sup, 0.5), shown
+    if p_sup >= model.threshold_support and p_sup > p_con:
         return "supports", p_sup, shown
-    return "nei", max(p_nei, 1.0 - max(p_sup, p_con)), shown
+    return "nei", nei_score, shown
 
 
 def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[dict] | None = None,
@@ -379,14 +401,14 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     except (ImportError, OSError, ValueError, RuntimeError) as exc:
         return fallback(f"The bi-encoder could not be used ({exc}).")
     vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.shape[1] != model.embedding_dim:
+    if model.embedding_dim is not None and vectors.shape[1] != model.embedding_dim:
         return fallback("The stance model was fitted on another embedding size.")
     u, v = vectors[0], vectors[1:]
     relevance = v @ u + model.evidence_weight * overlaps
     order = np.argsort(-relevance, kind="stable")[:max(top, 1)]
     chosen = [rows[i] for i in order]
     probs = classify(model, statement, [r["sentence"] for r in chosen], u, v[order])
-    stance, score, shown = aggregate(model, probs)
+    stance, score, shown = aggregate(model, probs, rules_meaning)
     evidence = []
     for r, i, p in zip(chosen, order, probs, strict=True):
         evidence.append({**r, "score": round(float(relevance[i]), 4),
@@ -403,14 +425,10 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
                           probabilities=shown, note=f"{notes[stance]} ({model.name}, {score:.2f}).")
 
 
-KEEP_RULES_CHANGED = True  # a rule cue (negation, number, direction, quantifier) still says changed
-
-
 def meaning_of_stance(decision: StanceDecision, rules_meaning: str, rules_note: str = "") -> tuple[str, str]:
-    """The check's ``meaning`` and note from a learned stance and the rules' meaning: ``changed``
-    when the stance contradicts (or a rule cue conflicts), ``same`` only when it supports,
-    ``unclear`` otherwise. Never ``same`` where the stance contradicts."""
-    if decision.stance == "contradicts" or (rules_meaning == "changed" and KEEP_RULES_CHANGED):
+    """The check's ``meaning`` and note from a stance (which already weighed the rules' answer):
+    ``changed`` when it contradicts, ``same`` only when it supports, ``unclear`` otherwise."""
+    if decision.stance == "contradicts" or (rules_meaning == "changed" and decision.model == "rules"):
         meaning = "changed"
     elif decision.stance == "supports":
         meaning = "same"

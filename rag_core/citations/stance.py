@@ -418,11 +418,13 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     column = {"supports": 0, "contradicts": 1}.get(stance)
     if column is not None:
         evidence.sort(key=lambda e: -e["probabilities"][STANCES[column]])
-    notes = {"supports": "The evidence sentence supports the statement",
-             "contradicts": "The evidence sentence contradicts the statement",
-             "nei": "The closest sentences do not say whether the statement holds"}
     return StanceDecision(stance=stance, score=round(float(score), 4), model=model.name, evidence_sentences=evidence,
-                          probabilities=shown, note=f"{notes[stance]} ({model.name}, {score:.2f}).")
+                          probabilities=shown, note=f"{_NOTES[stance]} ({model.name}, {score:.2f}).")
+
+
+_NOTES = {"supports": "The evidence sentence supports the statement",
+          "contradicts": "The evidence sentence contradicts the statement",
+          "nei": "The closest sentences do not say whether the statement holds"}
 
 
 def meaning_of_stance(decision: StanceDecision, rules_meaning: str, rules_note: str = "") -> tuple[str, str]:
@@ -434,8 +436,9 @@ def meaning_of_stance(decision: StanceDecision, rules_meaning: str, rules_note: 
         meaning = "same"
     else:
         meaning = "unclear"
+    said = decision.note or _NOTES[decision.stance] + "."
     if meaning == rules_meaning and rules_note:
-        return meaning, f"{decision.note} {rules_note}"
+        return meaning, f"{said} {rules_note}"
     if meaning == "same":
-        return meaning, f"{decision.note} Read the sentence: a model's judgement, not a proof."
-    return meaning, decision.note
+        return meaning, f"{said} Read the sentence: a model's judgement, not a proof."
+    return meaning, said

@@ -35,8 +35,8 @@ from train_stance import CachedEmbed, show  # noqa: E402
 
 from rag_core.citations import stance as st  # noqa: E402
 from rag_core.citations.meaning import meaning_of_verdict  # noqa: E402
+from rag_core.citations.stance_fit import figures  # noqa: E402
 from rag_core.models.training import claims as C  # noqa: E402
-from rag_core.models.training.stance_fit import figures  # noqa: E402
 
 ANSWER = {"same": "support", "changed": "contradict", "unclear": "nei"}
 

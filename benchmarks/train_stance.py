@@ -31,8 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rag_core.citations.stance import MODEL_DIR, MODEL_FILE, RULE_FEATURES  # noqa: E402
-from rag_core.models.training import claims as C  # noqa: E402
-from rag_core.models.training.stance_fit import (  # noqa: E402
+from rag_core.citations.stance_fit import (  # noqa: E402
     LABEL_OF_STANCE,
     _doc_sentence_probs,
     calibrate,
@@ -42,6 +41,7 @@ from rag_core.models.training.stance_fit import (  # noqa: E402
     rationale_f1,
     rules_meanings,
 )
+from rag_core.models.training import claims as C  # noqa: E402
 
 SEED = 0
 MODEL_NAME = "stance-lr-rules-minilm-v1"

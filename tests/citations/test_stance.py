@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from rag_core.citations import stance as st
+from rag_core.citations.stance_fit import LABEL_OF_STANCE, calibrate, figures, fit, predict_documents
 from rag_core.citations.verdicts import CitationCheck, apply_stance
 from rag_core.models.training.claims import ClaimDocument
-from rag_core.models.training.stance_fit import LABEL_OF_STANCE, calibrate, figures, fit, predict_documents
 
 
 def fake_embed(texts):

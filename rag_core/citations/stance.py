@@ -48,7 +48,7 @@ MODEL_FILE = "stance.json"
 FEATURE_VERSION = 1
 EVIDENCE_TOP = 3          # sentences classified and returned per statement
 PASSAGES_READ = 5         # candidate passages whose sentences are read
-MAX_SENTENCES = 60        # sentences read per statement at most (the best by key words first)
+MAX_SENTENCES = 8         # sentences embedded per statement at most (the best by key words first)
 
 
 def _words(text: str) -> frozenset[str]:

@@ -168,3 +168,14 @@ def test_verbatim_and_near_verbatim_checks_keep_the_rules_meaning(monkeypatch):
                           best={"source": "a.pdf", "page": 1, "match": "not q", "similarity": 0.8})
     apply_stance(check, [])
     assert check.meaning == "changed" and check.stance == "contradicts"
+
+
+def test_a_manuscript_row_carries_the_stance_for_the_json_output():
+    from rag_core.citations.manuscript import CheckRow
+
+    row = CheckRow("s", "paraphrase", "related", "a.pdf", 2, None, 0.7, "meaning", "", "", [], False, "m",
+                   meaning="changed", stance="contradicts", stance_score=0.8, stance_model="m",
+                   evidence_sentences=[{"source": "a.pdf", "page": 2, "sentence": "x", "score": 0.5}])
+    d = row.to_dict()
+    assert d["stance"] == "contradicts" and d["stance_score"] == 0.8 and d["evidence_sentences"][0]["page"] == 2
+    assert {"outcome", "evidence", "meaning", "meaning_cues", "verdict"} <= set(d)

@@ -341,12 +341,14 @@ def classify(model: StanceModel, statement: str, sentences: Sequence[str], u: np
                                               embedding=model.embedding))
 
 
-def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None = None) -> tuple[str, float, dict]:
+def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None = None, *,
+              may_flag: bool = True) -> tuple[str, float, dict]:
     """The document-level stance from the evidence sentences' probabilities and the rules'
     meaning (the rules' answer stands unless the model is sure): the strongest contradiction
     past ``threshold_contradict`` (and above the strongest support) contradicts; a rules'
     "changed" contradicts; a rules' "same" against a contradiction past ``threshold_veto`` is
-    nei; where the rules cannot tell, a support past ``threshold_support`` supports."""
+    nei; where the rules cannot tell, a support past ``threshold_support`` supports. With
+    ``may_flag`` False the model never contradicts where the rules do not."""
     if not len(probs):
         p_sup = p_con = 0.0
         p_nei = 1.0
@@ -356,7 +358,7 @@ def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None =
     shown = {"supports": round(p_sup, 4), "contradicts": round(p_con, 4), "nei": round(p_nei, 4)}
     rules = rules_stance(rules_meaning)
     nei_score = max(p_nei, 1.0 - max(p_sup, p_con))
-    if p_con >= model.threshold_contradict and p_con >= p_sup:
+    if may_flag and p_con >= model.threshold_contradict and p_con >= p_sup:
         return "contradicts", p_con, shown
     if rules == "contradicts":
         return "contradicts", max(p_con, 0.5), shown
@@ -371,10 +373,15 @@ def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None =
 
 def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[dict] | None = None,
            rules_meaning: str | None = None, model: StanceModel | None = None,
-           embed: Callable[[list[str]], np.ndarray] | None = None, top: int = EVIDENCE_TOP) -> StanceDecision:
+           embed: Callable[[list[str]], np.ndarray] | None = None, top: int = EVIDENCE_TOP,
+           may_flag: bool | None = None) -> StanceDecision:
     """The stance of the ``candidates`` (passages, best first: the cited document's first) on
     ``statement``. ``cues``/``rules_meaning``: the rules' answer, given back (``model="rules"``)
-    when the stance model cannot be loaded or the bi-encoder is not at hand."""
+    when the stance model cannot be loaded or the bi-encoder is not at hand. ``may_flag``: whether
+    the model may contradict where the rules found no conflict (default STANCE_MAY_FLAG)."""
+    from rag_core.settings import STANCE_MAY_FLAG
+
+    may_flag = STANCE_MAY_FLAG if may_flag is None else may_flag
     fallback_stance = rules_stance(rules_meaning)
     if rules_meaning is None and cues:
         fallback_stance = "contradicts" if any(c.get("severity") == "high" for c in cues) else "nei"
@@ -408,7 +415,7 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     order = np.argsort(-relevance, kind="stable")[:max(top, 1)]
     chosen = [rows[i] for i in order]
     probs = classify(model, statement, [r["sentence"] for r in chosen], u, v[order])
-    stance, score, shown = aggregate(model, probs, rules_meaning)
+    stance, score, shown = aggregate(model, probs, rules_meaning, may_flag=may_flag)
     evidence = []
     for r, i, p in zip(chosen, order, probs, strict=True):
         evidence.append({**r, "score": round(float(relevance[i]), 4),

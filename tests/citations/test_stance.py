@@ -139,7 +139,25 @@ def _always(column: int) -> st.StanceModel:
                           threshold_support=0.6, threshold_veto=0.4)
 
 
+def test_by_default_the_model_withholds_same_but_flags_nothing_the_rules_do_not(monkeypatch):
+    monkeypatch.setattr(st, "default_embed", fake_embed)
+    monkeypatch.setattr(st, "load_model", lambda folder=None: _always(1))
+    check = CitationCheck(quote="X improves Y.", verdict="related", message="", meaning="same")
+    apply_stance(check, [{"text": "X and Y were studied.", "source": "a.pdf"}])
+    assert check.stance == "nei" and check.meaning == "unclear" and check.stance_model == "always"
+    check = CitationCheck(quote="X improves Y.", verdict="related", message="", meaning="changed")
+    apply_stance(check, [{"text": "X harms Y.", "source": "a.pdf"}])
+    assert check.stance == "contradicts" and check.meaning == "changed"
+    monkeypatch.setattr(st, "load_model", lambda folder=None: _always(0))
+    check = CitationCheck(quote="X improves Y.", verdict="related", message="", meaning="unclear")
+    apply_stance(check, [{"text": "X improved Y.", "source": "a.pdf"}])
+    assert check.stance == "supports" and check.meaning == "same"
+
+
 def test_a_related_check_takes_the_stance_and_its_evidence(monkeypatch):
+    from rag_core import settings
+
+    monkeypatch.setattr(settings, "STANCE_MAY_FLAG", True)
     monkeypatch.setattr(st, "default_embed", fake_embed)
     monkeypatch.setattr(st, "load_model", lambda folder=None: _always(1))
     rows = [{"text": "Other work. ALDH1 expression was associated with poorer outcomes.", "source": "b.pdf",

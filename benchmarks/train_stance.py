@@ -45,6 +45,10 @@ from rag_core.models.training import claims as C  # noqa: E402
 
 SEED = 0
 MODEL_NAME = "stance-lr-rules-minilm-v1"
+DEV_NOTE = ("dev_figures 'model' are the model with may_flag (it flags contradictions on its own), on the datasets' "
+            "own sentences; the product ships with rag_core.settings.STANCE_MAY_FLAG = False (it only withholds "
+            "'same' and confirms supports the rules cannot judge): benchmarks/bench_stance.py prints both modes on "
+            "the check's path.")
 C_REG = 0.5
 DEV_SETS = ("scifact", "checkcovid", "healthver")
 LICENCES = {
@@ -184,6 +188,7 @@ def main(argv=None) -> int:
         "settings": model.settings, "data_files": files, "licences": LICENCES,
         "non_commercial": "Trained partly on SciFact (CC BY-NC 2.0): non-commercial use only.",
         "training": {"documents_fitted": len(fitted), "documents_calibration": len(held), **seen},
+        "dev_figures_note": DEV_NOTE,
         "dev_figures": {k: {"rules": _round(v["rules"]), "model": _round(v["model"]),
                             **({"rationale": v["rationale"]} if "rationale" in v else {})} for k, v in results.items()},
     }

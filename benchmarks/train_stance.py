@@ -52,11 +52,13 @@ DEV_NOTE = ("dev_figures 'model' are the model with may_flag (it flags contradic
 C_REG = 0.5
 DEV_SETS = ("scifact", "checkcovid", "healthver")
 LICENCES = {
-    "scifact": "CC BY-NC 2.0 (SciFact, Allen AI): non-commercial use only; a model trained on it carries this note",
-    "checkcovid": "Check-COVID (Wang et al. 2023): see ../shared/data/claims/README, section 5",
-    "healthver": "HealthVer (Sarrouti et al. 2021): see ../shared/data/claims/README, section 5",
-    "covidfact": "COVID-Fact (Saakyan et al. 2021): see ../shared/data/claims/README, section 5",
-    "climatefever": "CLIMATE-FEVER (Diggelmann et al. 2020): see ../shared/data/claims/README, section 5",
+    "scifact": "SciFact: CC BY-NC 2.0 (../shared/data/README.md section 5): non-commercial use only; "
+               "a model trained on it carries this note",
+    "checkcovid": "Check-COVID (posuer/Check-COVID @ 3ae70f8c): MIT (../shared/data/README.md section 5)",
+    "healthver": "HealthVer (sarrouti/HealthVer @ b20ac99c): no licence file in the repository "
+                 "(../shared/data/README.md section 5)",
+    "covidfact": "COVID-Fact: not used by this model (--all-data only); no licence file in the repository",
+    "climatefever": "CLIMATE-FEVER: not used by this model (--all-data only); no licence file in the repository",
     "embeddings": "all-MiniLM-L6-v2 (Apache-2.0), the bundled bi-encoder",
 }
 

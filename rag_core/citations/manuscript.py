@@ -365,6 +365,11 @@ class CheckRow:
     evidence: list[dict] = field(default_factory=list)
     # not checked at all (too long, empty, or past the check's time budget): ``message`` says why
     not_checked: bool = False
+    # what the sentences that bear on it say (rag_core.citations.stance): supports, contradicts, nei
+    stance: str = "nei"
+    stance_score: float | None = None
+    stance_model: str = "rules"
+    evidence_sentences: list[dict] = field(default_factory=list)
 
     @property
     def resolution(self) -> str:
@@ -381,6 +386,8 @@ class CheckRow:
             "resolution": self.resolution, "resolutions": self.resolutions,
             "not_in_collection": self.not_in_collection, "outcome": outcome(self), "evidence": self.evidence,
             "not_checked": self.not_checked,
+            "stance": self.stance, "stance_score": self.stance_score, "stance_model": self.stance_model,
+            "evidence_sentences": self.evidence_sentences,
         }
 
 
@@ -528,6 +535,8 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
         check.message = f"{NOT_IN_COLLECTION_NOTE} {check.message}"
         check.meaning, check.meaning_cues, check.meaning_note = "unclear", [], NOT_IN_COLLECTION_MEANING
         check.meaning_sentence = None
+        check.stance, check.stance_score, check.stance_model = "nei", None, "rules"
+        check.stance_note = "The cited work is not in the collection: nothing to weigh."
     best = check.best if check.verdict == "near_verbatim" else None
     checked = check.to_dict()
     return CheckRow(
@@ -537,4 +546,6 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
         cited_sources=cited, misattributed=check.misattributed, message=check.message, line=statement.line,
         check=check, meaning=check.meaning, meaning_cues=check.meaning_cues, resolutions=resolved,
         not_in_collection=absent, evidence=evidence_passages(checked, for_reference=absent),
+        stance=check.stance, stance_score=check.stance_score, stance_model=check.stance_model,
+        evidence_sentences=[] if absent else list(check.evidence_sentences),
     )

@@ -38,7 +38,7 @@ __all__ = [
 
 EXPORT_COLUMNS = ("statement", "kind", "verdict", "source", "page", "page_label", "similarity", "diff", "cited",
                   "cited_sources", "resolution", "misattributed", "message", "line", "outcome", "evidence",
-                  "meaning", "meaning_cues")
+                  "meaning", "meaning_cues", "stance", "stance_score", "evidence_sentences")
 SEVERITY_LEVELS = (
     "meaning changed", "not found, or the cited work not in the collection", "misattributed",
     "related (close in meaning, not confirmed)", "near verbatim, meaning holds", "verbatim",
@@ -187,7 +187,7 @@ def rows_to_html(rows: Sequence, *, title: str = "Citation check") -> str:
             f'<div class="msg">{esc(str(row.get("message") or ""))}</div></td>'
             f'<td><span class="verdict" style="background:{background};color:{colour}">{esc(label)}</span>{flag}</td>'
             f'<td><span class="verdict" style="background:{m_background};color:{m_colour}">{esc(m_label)}</span>'
-            f'{_cues_html(row.get("meaning_cues"))}</td>'
+            f'{_cues_html(row.get("meaning_cues"))}{_stance_html(row)}</td>'
             f'<td>{where}</td><td class="n">{"" if similarity is None else f"{similarity:.2f}"}</td>'
             f'<td>{esc(str(row.get("diff") or ""))}</td>'
             f'<td>{esc(str(row.get("resolution") or row.get("cited") or ""))}</td></tr>'
@@ -283,8 +283,33 @@ def _where(passage: Mapping) -> str:
 
 
 def _evidence_text(passage: Mapping) -> str:
-    """A passage in one line for a CSV cell: "for reference: a.pdf, p. 3: ...text..."."""
+    """A passage in one line for a CSV cell: "for reference: a.pdf, p. 3: ...text..."; an evidence
+    sentence: "contradicts 0.81: a.pdf, p. 3: ...sentence..."."""
+    if "sentence" in passage and "text" not in passage:
+        score = passage.get("score")
+        lead = f"{passage.get('stance') or 'evidence'}" + ("" if score is None else f" {float(score):.2f}")
+        return f"{lead}: {_where(passage)}: {' '.join(str(passage.get('sentence') or '').split())}"
     return f"{passage.get('role') or 'evidence'}: {_where(passage)}: {' '.join(str(passage.get('text') or '').split())}"
+
+
+_STANCE_WORDS = {"supports": "supports", "contradicts": "contradicts", "nei": "does not say"}
+
+
+def _stance_html(row: Mapping) -> str:
+    """The stance and the sentence that decides it, with its document and page (escaped)."""
+    esc = html.escape
+    stance = row.get("stance")
+    if stance not in _STANCE_WORDS or (stance == "nei" and not row.get("evidence_sentences")):
+        return ""
+    score = row.get("stance_score")
+    text = f"Evidence {_STANCE_WORDS[stance]}" + ("" if score is None else f" ({float(score):.2f}")
+    text += ("" if score is None else f", {row.get('stance_model') or 'rules'})")
+    out = f'<div class="cue"><b>{esc(text)}</b>'
+    sentences = row.get("evidence_sentences") or []
+    if sentences and row.get("verdict") in ("related", "not_found"):
+        first = sentences[0]
+        out += f'<br><span class="where">{esc(_where(first))}</span>: {esc(str(first.get("sentence") or ""))}'
+    return out + "</div>"
 
 
 def _evidence_html(passages: Sequence[Mapping]) -> str:

@@ -102,7 +102,11 @@ class CitationCheck:
     statement says (:mod:`rag_core.citations.meaning`); ``meaning_note`` says why in a sentence,
     ``meaning_sentence`` is the source sentence a paraphrase was compared with. ``ocr``: the
     evidence is text read by OCR from a scanned page (a character may be misread; the message
-    says so, and a near-verbatim difference may be the scan's).
+    says so, and a near-verbatim difference may be the scan's). ``stance`` ("supports",
+    "contradicts", "nei"), ``stance_score``, ``stance_model`` (the learned model's name, or
+    "rules") and ``evidence_sentences`` (document, page, offsets, score, best first) say what
+    the sentences that bear on the statement say of it (:mod:`rag_core.citations.stance`);
+    ``meaning`` is never "same" where the stance is "contradicts".
     """
 
     quote: str
@@ -125,6 +129,11 @@ class CitationCheck:
     meaning_note: str = ""
     meaning_sentence: dict | None = None
     ocr: bool = False
+    stance: str = "nei"
+    stance_score: float | None = None
+    stance_model: str = "rules"
+    stance_note: str = ""
+    evidence_sentences: list[dict] = field(default_factory=list)
 
     @property
     def evidence(self) -> dict | None:
@@ -166,6 +175,8 @@ class CitationCheck:
             "misattributed": self.misattributed, "source": self.source, "page": self.page,
             "page_label": self.page_label, "meaning": self.meaning, "meaning_cues": self.meaning_cues,
             "meaning_note": self.meaning_note, "meaning_sentence": self.meaning_sentence, "ocr": self.ocr,
+            "stance": self.stance, "stance_score": self.stance_score, "stance_model": self.stance_model,
+            "stance_note": self.stance_note, "evidence_sentences": self.evidence_sentences,
         }
 
 
@@ -510,7 +521,52 @@ def verify_quote(
     found = meaning_of_verdict(result.verdict, result.quote, best=result.best, closest=ranked)
     result.meaning, result.meaning_cues, result.meaning_note = found.meaning, found.cues, found.note
     result.meaning_sentence = found.sentence_row
+    apply_stance(result, ranked)
     return result
+
+
+def _cited_first(rows: Sequence[dict], cited: Collection[str]) -> list[dict]:
+    cited = set(cited)
+    return [r for r in rows if r.get("source") in cited] + [r for r in rows if r.get("source") not in cited]
+
+
+def _place(row: dict) -> dict:
+    return {k: row.get(k) for k in ("source", "page", "chunk_index", "start", "end", "doc_start", "doc_end")}
+
+
+def apply_stance(result: CitationCheck, ranked: Sequence[dict] = ()) -> None:
+    """Set the check's stance fields, and its meaning from them: a verbatim or near-verbatim
+    check keeps the rules' meaning (an edit of a quote is the rules' to judge); a related one
+    takes the learned stance over the passages (the cited document's first): ``changed`` when
+    it contradicts, ``same`` only when it supports, ``unclear`` when it does not decide."""
+    from rag_core.citations import stance as st
+
+    if result.verdict == "verbatim" and result.hits:
+        hit = result.hits[0]
+        result.stance, result.stance_score, result.stance_model = "supports", 1.0, "rules"
+        result.evidence_sentences = [{**_place(hit), "sentence": hit.get("match"), "score": 1.0,
+                                      "stance": "supports"}]
+        return
+    if result.verdict == "near_verbatim" and result.best:
+        best = result.best
+        result.stance, result.stance_model = st.rules_stance(result.meaning), "rules"
+        result.stance_score = 1.0 if result.stance != "nei" else None
+        result.evidence_sentences = [{**_place(best), "sentence": best.get("match"),
+                                      "score": best.get("similarity"), "stance": result.stance}]
+        return
+    if result.verdict != "related" or not ranked:
+        result.stance, result.stance_score, result.stance_model = "nei", None, "rules"
+        return
+    decision = st.decide(result.quote, _cited_first(ranked, result.cited_sources), cues=result.meaning_cues,
+                         rules_meaning=result.meaning)
+    result.stance, result.stance_score, result.stance_model = decision.stance, decision.score, decision.model
+    result.stance_note = decision.note
+    result.evidence_sentences = [
+        {k: e.get(k) for k in ("source", "page", "chunk_index", "start", "end", "doc_start", "doc_end", "sentence",
+                               "score", "stance", "probabilities")} for e in decision.evidence_sentences]
+    if decision.model == "rules":
+        return
+    result.meaning, result.meaning_note = st.meaning_of_stance(decision, result.meaning, result.meaning_note)
 
 
 def _verify(

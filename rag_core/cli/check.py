@@ -110,6 +110,13 @@ def cmd_check(args) -> int:
             print(f"     meaning {row.meaning}: {printable(cues_text(row.meaning_cues))}")
         elif row.verdict == "related":
             print(f"     meaning {row.meaning}: close in meaning, not confirmed: read the passage")
+        if row.stance_model != "rules" and row.evidence_sentences:
+            first = row.evidence_sentences[0]
+            words = {"supports": "supports", "contradicts": "contradicts", "nei": "does not say"}[row.stance]
+            page = f", p. {first['page']}" if first.get("page") is not None else ""
+            sentence = printable(" ".join(str(first.get("sentence") or "").split()))[:240]
+            print(f"     evidence {words} ({row.stance_score:.2f}): {printable(first.get('source') or '-')}{page}: "
+                  f"{sentence}")
     counts = {v: sum(outcome(r) == v for r in rows) for v in OUTCOMES}
     print("\n" + ", ".join(f"{n} {v.replace('_in_', ' in ')}" for v, n in counts.items()
                            if n or v != "not_checked") +

@@ -61,10 +61,27 @@ def test_csv_and_json_carry_the_meaning():
     evil = {"kind": "number", "claim": "=1+1", "source": "@SUM(A1)", "severity": "high"}
     rows = [row(meaning="changed", meaning_cues=[evil]), row()]
     table = list(csv.reader(io.StringIO(rows_to_csv(rows).decode("utf-8-sig"))))
-    assert table[0] == list(EXPORT_COLUMNS) and table[0][-2:] == ["meaning", "meaning_cues"]
-    assert table[1][-2] == "changed" and table[1][-1].startswith("number: claim \u201c=1+1\u201d")
+    assert table[0] == list(EXPORT_COLUMNS)
+    assert table[0][-5:] == ["meaning", "meaning_cues", "stance", "stance_score", "evidence_sentences"]
+    assert table[1][-5] == "changed" and table[1][-4].startswith("number: claim \u201c=1+1\u201d")
     data = json.loads(rows_to_json(rows))
     assert data[0]["meaning"] == "changed" and data[0]["meaning_cues"] == [evil]
+
+
+def test_csv_json_and_html_carry_the_stance_and_its_sentence():
+    sentence = {"source": "a.pdf", "page": 4, "start": 0, "end": 9, "sentence": "=<b>poorer</b> outcomes",
+                "score": 0.7, "stance": "contradicts"}
+    rows = [row(verdict="related", meaning="changed", stance="contradicts", stance_score=0.81,
+                stance_model="stance-lr", evidence_sentences=[sentence])]
+    table = list(csv.reader(io.StringIO(rows_to_csv(rows).decode("utf-8-sig"))))
+    cells = dict(zip(table[0], table[1], strict=True))
+    assert cells["stance"] == "contradicts" and cells["stance_score"] == "0.81"
+    assert cells["evidence_sentences"].startswith("contradicts 0.70: a.pdf, p. 4: =<b>poorer</b>")
+    data = json.loads(rows_to_json(rows))
+    assert data[0]["stance"] == "contradicts" and data[0]["evidence_sentences"] == [sentence]
+    page = rows_to_html(rows)
+    assert "Evidence contradicts (0.81, stance-lr)" in page and "a.pdf, p. 4" in page
+    assert "<b>poorer" not in page and "&lt;b&gt;poorer&lt;/b&gt;" in page
 
 
 def test_html_is_ordered_by_severity_and_escapes_the_cues():

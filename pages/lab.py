@@ -20,6 +20,7 @@ from rag_core.lab.queryset import evaluate_collection
 from rag_core.lab.snapshots import delete_snapshot, diff_snapshots, list_snapshots, load_snapshot, save_snapshot
 from rag_core.lab.transfer import beir_files, beir_zip, import_judgments, judgments_csv
 from rag_core.output.render import counted
+from rag_core.retrieval.links import choice_problem
 from rag_core.retrieval.search_spec import (
     SearchSpec,
     save_collection_spec,
@@ -382,6 +383,9 @@ def body() -> None:
     judgments = load_judgments(lib, name)
     # the open tab lives in the address (/lab?tab=Optimiser): kept across setting changes, reruns and
     # reloads; only the open tab is drawn (a switch re-runs the page; issue 21)
+    asked_tab = choice_problem(TAB_PARAM, st.query_params.get(TAB_PARAM), TABS)
+    if asked_tab:
+        note("warning", f"The address's {asked_tab}: the first tab is shown.")
     tabs = st.tabs(list(TABS), key=TAB_PARAM, bind="query-params", on_change="rerun")
     if not len(judgments):
         for tab in tabs[:3]:

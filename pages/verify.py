@@ -64,6 +64,7 @@ from rag_core.citations.view import (
 )
 from rag_core.errors import RagCoreError
 from rag_core.output.render import literal_html, page_label, seconds_text
+from rag_core.retrieval.links import choice_problem
 from rag_core.settings import MAX_QUERY_CHARS
 
 MODES = {"statement": "One statement", "manuscript": "A whole manuscript"}
@@ -79,6 +80,7 @@ BACK_MATTER_KEY = "verify_back_matter"  # the switch: reference lists and other 
 KEPT_WIDGETS = ("verify_mode", "ms_text", BACK_MATTER_KEY)
 # /verify?collection=NAME&statement=TEXT&doc=FILE (the collection is pick_collection's)
 ADDRESS_PARAMS = ("statement", "doc")
+ADDRESS_MODES = ("statement", "manuscript")  # /verify?mode=manuscript; "statement" is the default
 ADDRESS_NOTE_KEY = "verify_address_note"
 AUTORUN_KEY = "verify_autorun"  # a link named a statement: check it at once
 CONTEXT = 300
@@ -627,6 +629,9 @@ def body() -> None:
                "(related), or not at all (not_found)? Check one statement, or every quote and cited claim of a "
                "manuscript at once.")
     keep_widgets()
+    asked_mode = choice_problem("mode", st.query_params.get("mode"), ADDRESS_MODES)
+    if asked_mode:
+        note("warning", f"The address's {asked_mode}: one statement is checked.")
     if MODE_KEY not in st.session_state:
         st.session_state[MODE_KEY] = "manuscript" if st.query_params.get("mode") == "manuscript" else "statement"
     lib = library()

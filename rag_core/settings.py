@@ -128,6 +128,9 @@ ALIGN_MAX_CHARS = 600
 # A quoted passage in a manuscript shorter than this many words is a term in quotes ("bad guy"),
 # not a quote.
 MIN_QUOTE_WORDS = 4
+# A cited claim of fewer words than this ("BERT helps (Devlin et al., 2019)") is too short to
+# check: it is reported not_checked with that reason, never dropped (issue 27 row 14).
+MIN_CLAIM_WORDS = 3
 
 # The meaning layer (rag_core/citations/meaning.py), chosen on the meaning cases of the
 # labelled set (docs/citations.md, "Meaning: does the source say what the statement says?"):

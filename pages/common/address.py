@@ -17,6 +17,7 @@ from rag_core.retrieval.links import (
     comparison_from_params,
     comparison_params,
     page_address,
+    shown_value,
 )
 from rag_core.retrieval.search_spec import SearchSpec
 
@@ -47,7 +48,8 @@ def apply_address(lib, name: str, docs: list[dict], asked: ComparisonLink) -> No
         if asked.source in sources:
             st.session_state["cmp_source"] = asked.source
         else:
-            problems.append(f"the collection has no document “{asked.source}”: searching all documents")
+            problems.append(f"the collection has no document “{shown_value(asked.source, 80, quoted=False)}”: "
+                            "searching all documents")
             st.session_state["cmp_source"] = ALL_DOCUMENTS
     else:
         st.session_state["cmp_source"] = ALL_DOCUMENTS

@@ -49,7 +49,7 @@ from rag_core.citations.verdicts import verify_quote
 from rag_core.errors import RagCoreError
 from rag_core.output.render import strip_escape_sequences
 from rag_core.retrieval.exact import document_texts
-from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, MAX_MANUSCRIPT_STATEMENTS, MIN_QUOTE_WORDS
+from rag_core.settings import DEFAULT_CROSS_ENCODER_MODEL, MAX_MANUSCRIPT_STATEMENTS, MIN_CLAIM_WORDS, MIN_QUOTE_WORDS
 from rag_core.text.sentences import split_sentences
 
 __all__ = [
@@ -88,6 +88,16 @@ class Statement:
     @property
     def cited(self) -> str:
         return "; ".join(c.marker for c in self.citations)
+
+    @property
+    def too_short(self) -> bool:
+        """A cited claim of fewer than :data:`MIN_CLAIM_WORDS` words: reported, not checked."""
+        return self.kind == "claim" and bool(self.citations) and len(_words(self.text)) < MIN_CLAIM_WORDS
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` that hold a letter or a digit (not a stray full stop)."""
+    return [w for w in text.split() if any(ch.isalnum() for ch in w)]
 
 
 @dataclass
@@ -321,7 +331,7 @@ def extract_statements(text: str, *, references: Sequence[Reference] | Reference
                 statements.append(Statement(text=quote, kind="quote", sentence=flat, citations=citations, line=line))
             if citations and not quotes:
                 claim = without_markers(sentence, spans)
-                if len(claim.split()) >= 3:
+                if _words(claim):  # a short one is kept too: reported "too short to check", never dropped
                     statements.append(Statement(text=claim, kind="claim", sentence=flat, citations=citations,
                                                 line=line))
             if len(statements) > limit:
@@ -455,6 +465,9 @@ def check_statements(
                                                 f"after {checked:,} of {len(items):,} statements; check fewer at once "
                                                 "or give it more time."))
             continue
+        if statement.too_short:
+            rows.append(_too_short(statement, infos))
+            continue
         rows.append(_check_one(statement, index, infos, top=top, meaning=meaning,
                                cross_encoder_model=cross_encoder_model, back_matter=back_matter))
     if progress is not None:
@@ -514,6 +527,16 @@ def _not_checked(statement: Statement, message: str, *, cited: Sequence[str] = (
     return CheckRow(statement.text, statement.kind, "not_found", None, None, None, None, None, "",
                     statement.cited, list(cited), False, message, statement.line, resolutions=list(resolutions),
                     not_in_collection=absent, not_checked=True)
+
+
+def _too_short(statement: Statement, infos: Sequence[dict]) -> CheckRow:
+    """A cited claim too short to check: not_checked, its citations still resolved, the reason said."""
+    resolutions = [resolve_citation(c, infos) for c in statement.citations]
+    words = len(_words(statement.text))
+    return _not_checked(statement, f"Not checked: this cited claim is too short to check ({words} "
+                                   f"word{'s' if words != 1 else ''}; a claim needs at least {MIN_CLAIM_WORDS}).",
+                        cited=_cited_sources(resolutions), resolutions=[r.to_dict() for r in resolutions],
+                        absent=cited_work_absent(resolutions))
 
 
 def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, meaning: bool,

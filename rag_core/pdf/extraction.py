@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rag_core.pdf.ocr import OCR_MODES
+from rag_core.safe_files import over_limit_text, size_text
 from rag_core.settings import (
     MAX_PDF_BYTES,
     MAX_PDF_PAGES,
@@ -330,7 +331,7 @@ def _plural(n: int, word: str) -> str:
 
 def _read_source(
     source: str | Path | bytes | BinaryIO, max_bytes: int
-) -> tuple[bytes | None, int, str]:
+) -> tuple[bytes | None, int | None, str]:
     """``(data, size, default name)``; ``data`` is None when the input is over ``max_bytes``."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
@@ -348,12 +349,16 @@ def _read_source(
     stream_name = getattr(source, "name", None)
     name = Path(stream_name).name if isinstance(stream_name, str) and stream_name else "document.pdf"
     if len(data) > max_bytes:
-        return None, len(data), name
+        return None, None, name  # its size is not known: it was read to one byte past the limit
     return data, len(data), name
 
 
-def _mib(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MiB"
+def _too_large_text(size: int | None, max_bytes: int) -> str:
+    """Why a file over ``max_bytes`` was refused, the two sizes never printed alike ("50.0 MiB, over
+    the limit of 50.0 MiB"); ``size`` None: a stream read only to one byte past the limit."""
+    if size is None:
+        return f"The file is larger than the limit of {size_text(max_bytes)} ({max_bytes:,} bytes)."
+    return f"The file is {over_limit_text(size, max_bytes)}."
 
 
 def extract_pdf(
@@ -393,11 +398,7 @@ def extract_pdf(
         return PdfExtraction(source=display, status=status, reason=reason, **kwargs)
 
     if data is None:
-        return result(
-            "too_large",
-            f"The file is {_mib(size) if size <= 10 * max_bytes else 'more than ' + _mib(10 * max_bytes)}"
-            f", over the limit of {_mib(max_bytes)}.",
-        )
+        return result("too_large", _too_large_text(size, max_bytes))
     sha256 = hashlib.sha256(data).hexdigest()
     if not data.strip():
         what = "0 bytes" if not data else f"{_plural(len(data), 'byte')} of white space only"

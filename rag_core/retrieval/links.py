@@ -29,6 +29,7 @@ DEFAULT_TOP = 10
 DEFAULT_EXACT_MODE = "normalized"
 ALL_DOCUMENTS = "All documents"
 MAX_TOP = 100
+SHOWN_VALUE_CHARS = 40  # an address's bad value is named in a message cut to this many characters
 
 
 @dataclass
@@ -79,6 +80,23 @@ def comparison_params(collection: str, query: str | None = None, *, source: str 
     return params
 
 
+def shown_value(value, limit: int = SHOWN_VALUE_CHARS, *, quoted: bool = True) -> str:
+    """An address's value as a message names it: cut to ``limit`` characters (a 5,000-digit
+    ``top=`` is not echoed whole), with its length when cut; ``quoted``: as Python quotes it."""
+    text = _text(value)
+    cut = text if len(text) <= limit else text[:limit]
+    named = repr(cut) if quoted else cut
+    return named if cut == text else f"{named}… ({len(text):,} characters)"
+
+
+def choice_problem(key: str, value, allowed) -> str | None:
+    """What to say of ``key=value`` when the value is given and not one of ``allowed`` (None: nothing)."""
+    text = _text(value)
+    if not text or text in allowed:
+        return None
+    return f"{key}={shown_value(text)} is not one of {', '.join(allowed)}; it was not understood and was ignored"
+
+
 def _number(params: Mapping, key: str, kind, low: float, high: float, problems: list[str]):
     raw = _text(params.get(key))
     if not raw:
@@ -86,21 +104,21 @@ def _number(params: Mapping, key: str, kind, low: float, high: float, problems: 
     try:
         value = kind(raw)
     except ValueError:
-        problems.append(f"{key}={raw!r} is not a {'whole ' if kind is int else ''}number; it was ignored")
+        problems.append(f"{key}={shown_value(raw)} is not a {'whole ' if kind is int else ''}number; it was ignored")
         return None
     if not low <= value <= high:
-        problems.append(f"{key}={raw} is outside {low:g}–{high:g}; it was ignored")
+        problems.append(f"{key}={shown_value(raw, quoted=False)} is outside {low:g}–{high:g}; it was ignored")
         return None
     return value
 
 
 def _choice(params: Mapping, key: str, allowed, problems: list[str]) -> str | None:
     """The value of ``key`` when it is one of ``allowed``; otherwise None (a bad one named in ``problems``)."""
-    value = _text(params.get(key))
-    if value and value not in allowed:
-        problems.append(f"{key}={value!r} is not one of {', '.join(allowed)}; it was ignored")
+    problem = choice_problem(key, params.get(key), allowed)
+    if problem:
+        problems.append(problem)
         return None
-    return value or None
+    return _text(params.get(key)) or None
 
 
 def comparison_from_params(params: Mapping[str, str]) -> ComparisonLink:

@@ -127,6 +127,28 @@ def test_the_lab_keeps_its_tab_in_the_address(two_collections, monkeypatch):
     assert at.query_params["collection"] in (COLLECTION, [COLLECTION])
 
 
+
+def test_a_tab_or_mode_not_understood_is_said_not_ignored(two_collections, monkeypatch):
+    """Issue 27 row 22: a bogus ``tab=`` / ``mode=`` was ignored without a word."""
+    at = start(two_collections, monkeypatch, "pages/lab.py", collection=COLLECTION, tab="Nonsense")
+    assert any("tab='Nonsense' is not one of Query set" in n and "not understood" in n
+               for n in notes(at, "warning")), notes(at, "warning")
+    at = start(two_collections, monkeypatch, "pages/lab.py", collection=COLLECTION, tab="Import / export")
+    assert not any("tab=" in n for n in notes(at, "warning"))
+    at = start(two_collections, monkeypatch, "pages/verify.py", collection=COLLECTION, mode="bogus")
+    assert any("mode='bogus' is not one of statement, manuscript" in n for n in notes(at, "warning")), \
+        notes(at, "warning")
+    at = start(two_collections, monkeypatch, "pages/verify.py", collection=COLLECTION, mode="manuscript")
+    assert not any("mode=" in n for n in notes(at, "warning"))
+
+
+def test_a_huge_top_is_cut_in_the_note(two_collections, monkeypatch):
+    at = start(two_collections, monkeypatch, "pages/compare.py", collection=COLLECTION, q="masked language model",
+               top="9" * 5000)
+    warned = [n for n in notes(at, "warning") if "top=" in n]
+    assert warned and all("9" * 41 not in n and "(5,000 characters)" in n for n in warned), warned
+
+
 def test_the_reranker_menu_lists_the_cross_encoder_with_the_reason_and_a_folder_field(two_collections, monkeypatch,
                                                                                      tmp_path):
     monkeypatch.setenv("RAG_CORE_CACHE_DIR", str(tmp_path / "cache"))

@@ -146,6 +146,29 @@ def test_a_locator_neither_splits_the_sentence_nor_loses_the_statement(text, mar
     assert [(s.text.split()[0], [c.marker for c in s.citations]) for s in statements] == [(text.split()[0], [marker])]
 
 
+
+@pytest.mark.parametrize("text", ["BERT helps (see Devlin et al., 2019, pp. 3-4).", "BERT helps [4, chap. 3].",
+                                  "Helps (Devlin et al., 2019)."])
+def test_a_cited_claim_too_short_to_check_is_kept_and_reported_not_dropped(text):
+    """Row 14: a cited sentence never disappears: a claim under the minimum is a row not_checked, said why."""
+    from rag_core.citations.manuscript import check_statements
+    from rag_core.index.build import build_index_from_chunks
+    from rag_core.text.chunking import PageText, chunk_pages
+
+    chunks = [dict(c, doc_id="bert.pdf") for c in chunk_pages([PageText(1, "BERT helps a lot.")], "bert.pdf")]
+    tiny_index = build_index_from_chunks(chunks, compute_embeddings=False)
+    statements = manuscript_from_text(text + "\n\n" + REFERENCES).statements()
+    assert [(s.kind, s.too_short) for s in statements] == [("claim", True)]
+    [row] = check_statements(statements, tiny_index, documents=DOCUMENTS)
+    assert row.not_checked and row.to_dict()["outcome"] == "not_checked"
+    assert "too short to check" in row.message and "at least 3" in row.message
+    assert row.cited == statements[0].cited
+
+
+def test_a_sentence_of_markers_alone_states_nothing():
+    assert manuscript_from_text("[1]. [2, pp. 3-4].\n\n" + REFERENCES).statements() == []
+
+
 def test_a_latex_page_note_keeps_the_statement(tmp_path):
     path = tmp_path / "d.tex"
     path.write_text("\\begin{document}\nAttention is central~\\citep[p.~3]{vaswani2017}. So is data "

@@ -169,6 +169,22 @@ def test_a_statement_too_long_to_check_says_why_in_the_table_and_the_json(paper_
     assert row["not_checked"] is True and row["outcome"] == "not_checked" and "limit is 10,000" in row["message"]
 
 
+
+def test_a_cited_claim_too_short_to_check_says_so_in_the_table_and_the_json(paper_library, tmp_path, capsys):
+    """Issue 27 row 14: "BERT helps (see Devlin et al., 2019, pp. 3-4)." was dropped without a word."""
+    path = tmp_path / "pp.md"
+    path.write_text("Dense retrieval outperforms BM25 [see @karpukhin2020dense, pp. 1-2].\n\n"
+                    "BERT helps (see Devlin et al., 2019, pp. 3-4).\n", encoding="utf-8")
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "BERT helps" in out and "! Not checked: this cited claim is too short to check (2 words" in out
+    assert main(["--data-dir", str(paper_library.root), "check", "papers", str(path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["outcome"] == "not_checked" for r in rows] == [False, True]
+    assert rows[1]["statement"].startswith("BERT helps") and "too short to check" in rows[1]["message"]
+    assert rows[1]["cited"] == "(Devlin et al., 2019)"
+
+
 def test_the_check_keeps_a_time_budget_and_says_what_it_left(paper_library, manuscript, capsys, monkeypatch):
     """A budget spent before the first statement (no clock is raced): every statement not_checked, said."""
     from rag_core.cli import check

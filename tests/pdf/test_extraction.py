@@ -237,6 +237,21 @@ def test_too_large_by_bytes_and_by_pages(tmp_path):
     assert by_pages.n_pages == 3 and "3 pages" in by_pages.reason
 
 
+
+def test_a_file_just_over_the_limit_is_not_said_to_be_the_limit(tmp_path):
+    """Issue 27 row 22: "50.0 MiB, over the limit of 50.0 MiB": the two sizes never read alike."""
+    limit = 50 * 1024 * 1024
+    path = tmp_path / "big.pdf"
+    with path.open("wb") as handle:
+        handle.truncate(limit + 1)
+    result = extract_pdf(path, max_bytes=limit)
+    assert result.status == "too_large"
+    assert result.reason == "The file is 52,428,801 bytes, over the limit of 52,428,800 bytes (50.0 MiB)."
+    assert "60.0 MiB, over the limit of 50.0 MiB" in extract_pdf(b"%" * (60 * 1024 * 1024), max_bytes=limit).reason
+    with path.open("rb") as handle:  # a stream is read to one byte past the limit: its size is not known
+        reason = extract_pdf(handle, max_bytes=limit).reason
+    assert reason == "The file is larger than the limit of 50.0 MiB (52,428,800 bytes)."
+
 def test_pdf_without_pages_is_empty():
     assert extract_pdf(_blank_pdf(0)).status == "empty"
 

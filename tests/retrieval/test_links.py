@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlsplit
 
-from rag_core.retrieval.links import comparison_from_params, comparison_params, page_address
+from rag_core.retrieval.links import choice_problem, comparison_from_params, comparison_params, page_address
 from rag_core.retrieval.search_spec import SearchSpec
 
 
@@ -39,6 +39,24 @@ def test_bad_values_are_named_and_ignored_never_guessed():
     for word in ("top=1000", "alpha=2", "pool='ten'", "fusion='magic'", "reranker='oracle'", "exact='fuzzy'",
                  "rrf_k=0"):
         assert word in joined, (word, joined)
+
+
+
+def test_a_huge_bad_value_is_cut_in_its_message_not_echoed_whole():
+    """Issue 27 row 22: a 5,000-digit ``top=`` was echoed whole in the note."""
+    link = comparison_from_params({"collection": "c", "top": "9" * 5000, "alpha": "7" * 5000, "fusion": "x" * 5000})
+    assert link.top is None and link.spec == {}
+    assert len(link.problems) == 3
+    for problem in link.problems:
+        assert len(problem) < 200 and "(5,000 characters)" in problem, problem
+    assert link.problems[0].startswith("top='" + "9" * 40 + "'… (5,000 characters) is not a whole number")
+
+
+def test_a_value_not_understood_is_said():
+    assert choice_problem("tab", "Optimiser", ("Query set", "Optimiser")) is None
+    assert choice_problem("tab", "", ("Query set",)) is None
+    said = choice_problem("mode", "bogus", ("statement", "manuscript"))
+    assert said == "mode='bogus' is not one of statement, manuscript; it was not understood and was ignored"
 
 
 def test_the_full_address_keeps_the_server_and_encodes_the_question():

@@ -353,3 +353,14 @@ def test_the_address_opens_the_manuscript_mode(built_data_dir, monkeypatch):
     assert at.text_area(key="ms_text")
     at.segmented_control(key="verify_mode").set_value("statement").run()
     assert "mode" not in at.query_params
+
+
+def test_a_related_check_says_what_its_deciding_sentence_says(built_data_dir, monkeypatch):
+    at = start(built_data_dir, monkeypatch, PAGE)
+    check_one(at, "DPR was worse than BM25 on every dataset except SQuAD.")
+    text = shown(at)
+    found = re.search(r"Evidence (supports|contradicts|does not say) \((confidence 0\.\d\d, )?model [\w.-]+\)", text)
+    assert found, "the stance is said in words, with its confidence and model"
+    assert "Deciding sentence: " in text
+    assert re.search(r"Deciding sentence: [^<*]*\S", text)
+    assert at.image, "the deciding sentence's page is shown, the sentence marked"

@@ -55,6 +55,9 @@ from rag_core.citations.view import (
     report_records,
     report_row_height,
     sentence_window,
+    stance_line,
+    stance_rows,
+    stance_where,
     statement_option,
     statement_records,
     statements_from_records,
@@ -115,9 +118,11 @@ REPORT_COLUMNS = {  # the widths fit all thirteen columns in a window 1,600 pixe
     "similarity": NUM(format="%.2f", width=76, help="verbatim 1.00; near_verbatim: the share of words in common, "
                                                     "in order; related/not_found: how close in meaning the best "
                                                     "sentence is"),
+    "stance": TEXT(width=90, help="What the sentence that decides says of the statement (its confidence): "
+                                  "supports · contradicts · empty: does not say"),
     "changed words": TEXT(width=100, help="near_verbatim: the document's words → the statement's"),
     "cited": TEXT(width=90, help="The statement's citation markers"),
-    "cited \u2192 matched to": TEXT(width=280, help="The document each citation was matched to and why (first "
+    "cited \u2192 matched to": TEXT(width=200, help="The document each citation was matched to and why (first "
                                                "author + year, DOI, key, field code), ambiguous (the candidates) "
                                                "or not in collection"),
     "misattributed": TEXT(width=100, help="Found, but in a different document than the one cited"),
@@ -217,6 +222,23 @@ def show_meaning(check: dict, titles: dict, *, key: str) -> None:
             text_line("Compared with:", sentence["sentence"], bold_first=True, muted=True, sep=" ")
             text_line(where, f"{round(100 * (sentence.get('aligned') or 0))}% of the statement's words and "
                              "figures align with it", muted=True)
+        show_stance(check, titles, key=key)
+
+
+def show_stance(check: dict, titles: dict, *, key: str) -> None:
+    """What the sentences that bear on the statement say: supports, contradicts, does not say,
+    with the confidence, the model and the deciding sentence (plain text)."""
+    shown = stance_line(check)
+    if shown is None:
+        return
+    line, sentence = shown
+    with st.container(key=f"{key}_stance"):
+        text_line(line, bold_first=True)
+        if sentence:
+            text_line("Deciding sentence:", sentence, bold_first=True, muted=True, sep=" ")
+            where = stance_where(check, titles)
+            if where:
+                text_line(where, muted=True)
 
 
 def show_places(lib, name: str, check: dict, titles: dict, *, key: str, heading: bool = True) -> None:
@@ -254,7 +276,7 @@ def show_alignment(lib, name: str, check: dict, titles: dict, *, key: str, headi
 
 
 def show_closest(lib, name: str, check: dict, titles: dict, *, key: str, heading: bool = True) -> None:
-    rows = check.get("closest") or []
+    rows = stance_rows(check)  # the deciding sentence's passage first, that sentence marked
     if not rows:
         text_line("No passage of the collection shares enough with the statement to show.", muted=True)
         return

@@ -45,6 +45,10 @@ __all__ = [
     "report_records",
     "report_row_height",
     "sentence_window",
+    "stance_cell",
+    "stance_line",
+    "stance_rows",
+    "stance_where",
     "statement_option",
     "statement_records",
     "statements_from_records",
@@ -84,6 +88,69 @@ def meaning_lead(check: Mapping) -> tuple[str, str]:
     return MEANING_TEXTS.get(meaning, MEANING_TEXTS["unclear"])
 
 _QUOTE_KINDS = ("quote", "claim")
+
+# How the Verify page names a stance (rag_core.citations.stance: supports, contradicts, nei).
+STANCE_WORDS = {"supports": "supports", "contradicts": "contradicts", "nei": "does not say"}
+
+
+def stance_line(check: Mapping) -> tuple[str, str] | None:
+    """The stance of a check in words, and where its deciding sentence is: ("Evidence contradicts
+    (confidence 0.81, model NAME)", "the deciding sentence — a.pdf, p. 4"), plain text; None when
+    the check has no stance to show (no stance, or "does not say" with no sentence read)."""
+    stance = check.get("stance")
+    sentences = check.get("evidence_sentences") or []
+    if stance not in STANCE_WORDS or (stance == "nei" and not sentences):
+        return None
+    score = check.get("stance_score")
+    detail = [] if score is None else [f"confidence {float(score):.2f}"]
+    detail.append(f"model {check.get('stance_model') or 'rules'}")
+    line = f"Evidence {STANCE_WORDS[stance]} ({', '.join(detail)})"
+    first = sentences[0] if sentences else {}
+    sentence = " ".join(str(first.get("sentence") or "").split())
+    return line, sentence
+
+
+def stance_where(check: Mapping, titles: Mapping[str, str] | None = None) -> str:
+    """Where the deciding sentence is: "Short title, p. 4" ("" when none)."""
+    sentences = check.get("evidence_sentences") or []
+    if not sentences:
+        return ""
+    first = sentences[0]
+    return where_text({"source": first.get("source"), "page": first.get("page")},
+                      (titles or {}).get(first.get("source")))
+
+
+def stance_cell(row: Mapping) -> str:
+    """The report table's stance cell: "contradicts 0.81", "supports", "" when it does not say."""
+    stance = row.get("stance")
+    if stance not in ("supports", "contradicts"):
+        return ""
+    score = row.get("stance_score")
+    return STANCE_WORDS[stance] + ("" if score is None else f" {float(score):.2f}")
+
+
+def stance_rows(check: Mapping) -> list[dict]:
+    """The check's close passages for the page image, the passage of the deciding sentence
+    (``evidence_sentences[0]``) first, with that sentence as its marked one (the way a close
+    passage's best sentence is marked); the passages as they are when none matches."""
+    rows = [dict(r) for r in check.get("closest") or []]
+    sentences = check.get("evidence_sentences") or []
+    if not sentences or not rows:
+        return rows
+    first = sentences[0]
+    for n, row in enumerate(rows):
+        if row.get("source") != first.get("source") or row.get("chunk_index") != first.get("chunk_index"):
+            continue
+        start, end, text = first.get("start"), first.get("end"), row.get("text") or ""
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+            return rows
+        if (row.get("sentence_start"), row.get("sentence_end")) != (start, end):
+            for key in ("sentence_pages", "sentence_page_label", "sentence_doc_start", "sentence_doc_end"):
+                row.pop(key, None)
+            row.update(sentence_start=start, sentence_end=end, sentence=text[start:end],
+                       sentence_page=first.get("page") if first.get("page") is not None else row.get("sentence_page"))
+        return [row, *rows[:n], *rows[n + 1:]]
+    return rows
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -260,7 +327,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
     meaning changed, not found, misattributed, related, near verbatim, verbatim): number (the
     statement's place in the manuscript), statement, verdict, meaning, its cues, document (short
     title, else file name), physical page, printed page label (when the PDF has one), similarity,
-    changed words, cited, what each citation was matched to and why, misattributed.
+    stance ("contradicts 0.81"), changed words, cited, what each citation was matched to and why, misattributed.
     A ``not_found`` row names no document: its closest passage is not evidence."""
     titles = titles or {}
     records = []
@@ -280,6 +347,7 @@ def report_records(rows: Sequence[Mapping], titles: Mapping[str, str] | None = N
             "page": row.get("page") if has_page else None,
             "printed page": str(row.get("page_label") or "") if has_page else "",
             "similarity": row.get("similarity") if not row.get("not_in_collection") else None,
+            "stance": stance_cell(row) if not row.get("not_in_collection") else "",
             "changed words": row.get("diff") or "",
             "cited": row.get("cited") or "",
             "cited \u2192 matched to": row.get("resolution") or "",
@@ -420,7 +488,7 @@ def references_summary(references: Sequence[Reference], statements: Sequence[Sta
 
 # Columns of the report grid that wrap, with their widths in pixels (pages/verify.py REPORT_COLUMNS).
 _WRAPPED_COLUMNS = {"statement": 210, "verdict": 124, "meaning cues": 130, "document": 140, "changed words": 100,
-                    "cited": 90, "cited \u2192 matched to": 280, "misattributed": 100}
+                    "stance": 90, "cited": 90, "cited \u2192 matched to": 200, "misattributed": 100}
 _CHAR_PX, _LINE_PX, _PADDING_PX = 7.4, 21, 14
 
 

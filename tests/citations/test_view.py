@@ -126,8 +126,11 @@ def test_report_records():
     assert [r["#"] for r in records] == [3, 1, 2]  # not found, misattributed, near verbatim
     assert records[1] == {"#": 1, "statement": "=SUM(A1)", "verdict": "verbatim", "meaning": "",
                           "meaning cues": "", "document": "Gao et al. 2017 \u00b7 Wormholes", "page": 3,
-                          "printed page": "117", "similarity": 1.0, "changed words": "", "cited": "[1]",
-                          "cited \u2192 matched to": "", "misattributed": MISATTRIBUTED}
+                          "printed page": "117", "similarity": 1.0, "stance": "", "changed words": "",
+                          "cited": "[1]", "cited \u2192 matched to": "", "misattributed": MISATTRIBUTED}
+    stanced = report_records([{**ROWS[1], "stance": "contradicts", "stance_score": 0.812}])
+    assert stanced[0]["stance"] == "contradicts 0.81"
+    assert list(stanced[0]).index("stance") == list(stanced[0]).index("similarity") + 1
     assert records[2]["document"] == "b.pdf" and records[2]["changed words"] == "8.5 \u2192 2.5"
     assert records[2]["printed page"] == "" and records[2]["misattributed"] == ""
     assert records[0]["document"] == "" and records[0]["page"] is None  # a closest passage is not evidence
@@ -215,3 +218,33 @@ def test_pasted_kind():
     assert pasted_kind("As shown \\cite{devlin2019}.") == "latex"
     assert pasted_kind("\\begin{document} x") == "latex"
     assert pasted_kind("Plain text [1] with a \\ backslash.") == "text"
+
+
+def test_the_stance_is_said_in_words_with_its_sentence_and_marked_on_its_passage():
+    from rag_core.citations.view import stance_cell, stance_line, stance_rows, stance_where
+
+    text = "Intro words here. DPR performs worse than BM25. The end."
+    start = text.index("DPR")
+    end = text.index(".", start) + 1
+    check = {"stance": "contradicts", "stance_score": 0.812, "stance_model": "stance-lr",
+             "closest": [{"source": "b.pdf", "chunk_index": 1, "text": "other", "sentence_start": 0, "sentence_end": 5},
+                         {"source": "a.pdf", "chunk_index": 3, "text": text, "sentence_start": 0, "sentence_end": 17,
+                          "sentence_pages": [{"page": 2, "text": "Intro words here."}]}],
+             "evidence_sentences": [{"source": "a.pdf", "chunk_index": 3, "start": start, "end": end, "page": 4,
+                                     "sentence": "DPR performs  worse\nthan BM25."}]}
+    line, sentence = stance_line(check)
+    assert line == "Evidence contradicts (confidence 0.81, model stance-lr)"
+    assert sentence == "DPR performs worse than BM25."
+    assert stance_where(check, {"a.pdf": "Dense retrieval"}).startswith("Dense retrieval")
+    assert "p. 4" in stance_where(check)
+    rows = stance_rows(check)
+    assert [r["source"] for r in rows] == ["a.pdf", "b.pdf"]
+    assert (rows[0]["sentence_start"], rows[0]["sentence_end"]) == (start, end)
+    assert rows[0]["sentence"] == "DPR performs worse than BM25." and rows[0]["sentence_page"] == 4
+    assert "sentence_pages" not in rows[0], "the old sentence's segments would mark the wrong sentence"
+    assert check["closest"][1]["sentence_start"] == 0, "the check itself is left as it is"
+    assert stance_line({"stance": "nei", "stance_model": "rules"}) is None
+    assert stance_line({"stance": "nei", "evidence_sentences": [{"sentence": "x"}]})[0] == \
+        "Evidence does not say (model rules)"
+    assert stance_cell({"stance": "contradicts", "stance_score": 0.81}) == "contradicts 0.81"
+    assert stance_cell({"stance": "supports"}) == "supports" and stance_cell({"stance": "nei"}) == ""

@@ -129,7 +129,7 @@ class RankingSet:
             _ = s.tfidf, s.bm25
 
     def rankings(self, vectors: dict[str, np.ndarray], method: str = "hybrid", depth: int = 100) -> dict:
-        from rag_core.evaluation import docs_from_chunks
+        from rag_core.evaluation import CHUNK_DEPTH, docs_from_chunks
         from rag_core.evaluation.methods import run_method
         from rag_core.index.products import matvec
         from rag_core.retrieval.search_spec import SearchSpec
@@ -140,7 +140,7 @@ class RankingSet:
         for q in self.query_ids:
             s = self.scores[q]
             s._cache[key] = matvec(self.index.embeddings, vectors[self.texts[q]])
-            rows = run_method(method, s, self.index, spec, top=max(depth, 3 * spec.pool) if self.doc_ids else depth)
+            rows = run_method(method, s, self.index, spec, top=CHUNK_DEPTH if self.doc_ids is not None else depth)
             order = [r["chunk_index"] for r in rows]
             if self.doc_ids is not None:
                 out[q] = docs_from_chunks(order, self.doc_ids, depth, exclude=q if self.exclude_self else None)

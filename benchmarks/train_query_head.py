@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.head_data import claim_sets  # noqa: E402
 from benchmarks.ranking_data import (  # noqa: E402
     SCIFACT,
+    SHARED,
     RankingSet,
     claim_doc_table,
     query_table,
@@ -182,9 +183,9 @@ def main(argv=None) -> int:
     for name, files in DATA_FILES.items():
         for f in files:
             path = Path(f) if Path(f).is_absolute() else folder / f
-            data_files.append({"dataset": name, "file": str(path.relative_to(REPO.parent.resolve()))
-                               if path.resolve().is_relative_to(REPO.parent.resolve()) else path.name,
-                               "sha256": sha256(path), "licence": LICENCES[name]})
+            shared = Path("shared/data") / path.resolve().relative_to(SHARED.resolve())
+            data_files.append({"dataset": name, "file": str(shared), "sha256": sha256(path),
+                               "licence": LICENCES[name]})
     card = {
         "name": NAME, "kind": "query head", "base_model": DEFAULT_EMBEDDING_MODEL,
         "formula": "q' = normalize(q + blend * (W q + b)); documents' vectors unchanged",

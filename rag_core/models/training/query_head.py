@@ -82,7 +82,7 @@ def fit_query_head(sets: Sequence[TrainingSet], settings: FitSettings | None = N
         loss_total.backward()
         opt.step()
         if progress is not None and (step % 50 == 0 or step == settings.steps - 1):
-            progress(step, float(loss_total))
+            progress(step, float(loss_total.detach()))
         if step % 50 == 0 or step == settings.steps - 1:
-            settings.log.append({"step": step, "loss": round(float(loss_total), 4)})
+            settings.log.append({"step": step, "loss": round(float(loss_total.detach()), 4)})
     return weight.detach().numpy().copy(), bias.detach().numpy().copy()

@@ -131,6 +131,7 @@ class RankingSet:
     def rankings(self, vectors: dict[str, np.ndarray], method: str = "hybrid", depth: int = 100) -> dict:
         from rag_core.evaluation import CHUNK_DEPTH, docs_from_chunks
         from rag_core.evaluation.methods import run_method
+        from rag_core.index.lexical import top_k
         from rag_core.index.products import matvec
         from rag_core.retrieval.search_spec import SearchSpec
 
@@ -139,9 +140,13 @@ class RankingSet:
         out = {}
         for q in self.query_ids:
             s = self.scores[q]
-            s._cache[key] = matvec(self.index.embeddings, vectors[self.texts[q]])
-            rows = run_method(method, s, self.index, spec, top=CHUNK_DEPTH if self.doc_ids is not None else depth)
-            order = [r["chunk_index"] for r in rows]
+            dense = matvec(self.index.embeddings, vectors[self.texts[q]])
+            top = CHUNK_DEPTH if self.doc_ids is not None else depth
+            if method == "dense":  # what search_dense orders (cosine, ties by row), without its row dicts
+                order = top_k(dense, top).tolist()
+            else:
+                s._cache[key] = dense
+                order = [r["chunk_index"] for r in run_method(method, s, self.index, spec, top=top)]
             if self.doc_ids is not None:
                 out[q] = docs_from_chunks(order, self.doc_ids, depth, exclude=q if self.exclude_self else None)
             else:

@@ -70,6 +70,38 @@ def product_ms(rs, method: str, head: str | None, n: int) -> float:
     return float(np.median(times))
 
 
+COST = """
+import time
+t0 = time.perf_counter()
+from rag_core.models.query_head import load_query_head
+t1 = time.perf_counter()
+head = load_query_head({name!r})
+t2 = time.perf_counter()
+import numpy as np
+v = np.full(head.dimension, head.dimension ** -0.5, dtype=np.float32)
+t3 = time.perf_counter()
+for _ in range(1000):
+    head.apply(v)
+t4 = time.perf_counter()
+print((t1 - t0) * 1000, (t2 - t1) * 1000, (t4 - t3))
+"""
+
+
+def head_cost(name: str, runs: int = 5) -> dict:
+    """What the head adds to a fresh process (a CLI search): importing its module, loading and
+    checking the file, and one query put through it; medians of ``runs`` processes."""
+    import subprocess
+
+    rows = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", COST.format(name=name)], capture_output=True, text=True,
+                              cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)), check=True)
+        rows.append([float(x) for x in done.stdout.split()])
+    med = np.median(np.array(rows), axis=0)
+    return {"import_ms": round(float(med[0]), 1), "load_ms": round(float(med[1]), 1),
+            "apply_ms": round(float(med[2]), 3), "runs": runs}
+
+
 def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int) -> list[dict]:
     plain = vectors
     through = {t: head.apply(v) for t, v in vectors.items()}
@@ -139,11 +171,15 @@ def main(argv=None) -> int:
         rows += evaluate_set(rs, vectors, head, args.head, args.timing)
         print(format_rows([r for r in rows if r["set"] == rs.name]), flush=True)
     print("\n" + format_rows(rows))
+    cost = head_cost(args.head)
+    print(f"head in a fresh process: import {cost['import_ms']} ms, load and check {cost['load_ms']} ms, "
+          f"one query {cost['apply_ms']} ms (medians of {cost['runs']})")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({"head": head.name, "sha256": head.sha256, "blend": head.blend,
                                          "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                                         "load": os.getloadavg(), "rows": rows}, indent=1), encoding="utf-8")
+                                         "load": os.getloadavg(), "rows": rows, "head_cost": cost}, indent=1),
+                             encoding="utf-8")
     if args.update_card:
         path = head_folder(args.head) / CARD_FILE
         card = json.loads(path.read_text(encoding="utf-8"))

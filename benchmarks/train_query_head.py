@@ -43,8 +43,10 @@ from rag_core.settings import DEFAULT_EMBEDDING_MODEL  # noqa: E402
 
 NAME = "minilm-claims-query-head-v1"
 SEED = 0
-GRID = {"data": ("scifact+claims", "scifact"), "steps": (200, 600), "temperature": (0.05,),
-        "weight_decay": (1e-3,), "lr": (2e-3,)}
+# One fit, then the blend: the grid was cut to this for time on 2 busy cores (one 200-step fit took
+# ~4 min of wall time there); 600 steps and SciFact-only data were not tried.
+GRID = {"data": ("scifact+claims",), "steps": (200,), "temperature": (0.05,), "weight_decay": (1e-3,), "lr": (2e-3,)}
+NEAR_BEST = 0.005  # the smallest blend whose dev gain is within this of the best one
 BLENDS = (0.25, 0.5, 0.75, 1.0)
 LICENCES = {
     "scifact": "CC BY-NC 2.0 (SciFact, AllenAI): NON-COMMERCIAL use only; this head was fitted on it and "
@@ -172,14 +174,17 @@ def main(argv=None) -> int:
             rows.append({**cfg, "blend": blend, **fig, "gain": gain(fig, base), "fit_s": round(fit_s, 1),
                          "weights": (w, b), "log": log})
             print(json.dumps({k: v for k, v in rows[-1].items() if k not in ("weights", "log")}), flush=True)
-    best = max(rows, key=lambda r: (round(r["gain"], 3), -r["blend"]))  # ties: the smaller blend
+    top = max(r["gain"] for r in rows)  # the head cannot hurt much: the smallest blend near the best
+    best = min((r for r in rows if r["gain"] >= top - NEAR_BEST), key=lambda r: (r["blend"], -r["gain"]))
     w, b = best["weights"]
     settings = {k: best[k] for k in GRID} | {"blend": best["blend"], "seed": SEED, "batch": FitSettings().batch,
                                              "hard_negatives": FitSettings().hard_negatives,
                                              "optimizer": "AdamW, W and b from zero (the identity head)",
                                              "loss": "cross-entropy of the relevant rows against the query's 64 nearest"
                                                      " pool rows (hard negatives) and the batch's positives",
-                                             "grid": {**GRID, "blend": BLENDS}}
+                                             "grid": {**GRID, "blend": BLENDS},
+                                             "choice": f"the smallest blend within {NEAR_BEST} of the best dev gain "
+                                                       "(mean of the SciFact-dev hybrid and claims-dev dense gains)"}
     folder = claims_dir()
     data_files = []
     for name, files in DATA_FILES.items():
@@ -201,7 +206,8 @@ def main(argv=None) -> int:
         "counts": {"scifact_train_queries": len(data.sf_train), "scifact_dev_queries": len(data.sf_dev),
                    **{f"{s.name}_train_queries": len(s.queries) for s in data.claims}},
         "settings": settings,
-        "figures": {"dev_plain": base, "dev_head": {k: best[k] for k in base}, "training_log": best["log"]},
+        "figures": {"dev_plain": base, "dev_head": {k: best[k] for k in base}, "training_log": best["log"],
+                    "dev_by_blend": {str(r["blend"]): {k: r[k] for k in base} | {"gain": r["gain"]} for r in rows}},
         "rebuild": "python benchmarks/train_query_head.py (vectors cached by benchmarks/ranking_data.py)",
     }
     old = args.out / "card.json"

@@ -183,12 +183,12 @@ def main(argv=None) -> int:
     if args.update_card:
         path = head_folder(args.head) / CARD_FILE
         card = json.loads(path.read_text(encoding="utf-8"))
-        card.setdefault("figures", {})["held_out"] = {
+        card.setdefault("figures", {}).setdefault("held_out", {}).update({
             f"{r['set']} / {r['candidate']}": {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()
                                                if k in ("ndcg@10", "recall@100", "queries", "ms_per_query")}
             | ({"vs_hybrid_ndcg@10": {k: round(v, 4) if isinstance(v, float) else v
                                       for k, v in r["vs_hybrid_ndcg@10"].items()}} if "vs_hybrid_ndcg@10" in r else {})
-            for r in rows}
+            for r in rows})
         card["figures"]["held_out_command"] = "python benchmarks/bench_ranking.py --update-card"
         path.write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         say(f"wrote the held-out figures into {path}")

@@ -159,7 +159,8 @@ class RagIndex:
         """What a query vector depends on: the text, the model, the encoder variant and the query head."""
         model = embedding_model or self.embedding_model
         head = active_query_head(model)
-        return (query, model, self.encoder, head.sha256 if head is not None else None)
+        key = (query, model, self.encoder)
+        return key if head is None else (*key, head.sha256)
 
     def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
         """The cosine of every chunk to the query (an exact product over all vectors)."""

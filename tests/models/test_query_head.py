@@ -179,3 +179,12 @@ def test_a_head_for_another_model_is_not_applied(tmp_path, monkeypatch):
     assert active_query_head(DEFAULT_EMBEDDING_MODEL) is None
     assert active_query_head("x/y") is not None
     shutil.rmtree(folder)
+
+
+def test_the_cli_names_the_head_and_refuses_it_outside_dense_and_hybrid(run_cli, tmp_path):
+    done = run_cli("search", "papers", "query", "--mode", "tfidf", "--query-head", SHIPPED, data_dir=tmp_path)
+    assert done.returncode == 2 and "--query-head applies to --mode dense and hybrid only" in done.stderr
+    done = run_cli("models", "--json", env={QUERY_HEAD_ENV: SHIPPED})
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["query_head"]
+    assert report["used"] == SHIPPED and SHIPPED in report["detail"]

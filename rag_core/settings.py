@@ -22,6 +22,8 @@ CHUNK_SIZE_CHARS = 1200
 CHUNK_OVERLAP_CHARS = 200
 DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_CROSS_ENCODER_MODEL = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+# The learned query head (rag_core/models/query_head.py) used by default; None: plain query vectors.
+DEFAULT_QUERY_HEAD: str | None = None
 TFIDF_MAX_FEATURES = 20_000  # the contract: at most 20,000 features
 TFIDF_NGRAM_RANGE = (1, 2)  # the contract: word 1- and 2-grams
 # Maximal marginal relevance's lambda: the contract's DiversityReranker default, kept as is (not
@@ -291,6 +293,7 @@ OCR_SECONDS_PER_PAGE_ENV = "RAG_CORE_OCR_SECONDS_PER_PAGE"
 CHECK_HOLD_ENV = "RAG_CORE_CHECK_HOLD_FOR_TESTS"
 EXTRACT_HOLD_ENV = "RAG_CORE_EXTRACT_HOLD_FOR_TESTS"
 CLAIMS_DIR_ENV = "RAG_CORE_CLAIMS_DIR"
+QUERY_HEAD_ENV = "RAG_CORE_QUERY_HEAD"
 
 # Every variable rag_core (or its setup script) reads, and what it does; the README lists them.
 ENVIRONMENT_VARIABLES = {
@@ -325,6 +328,8 @@ ENVIRONMENT_VARIABLES = {
     "lexical folder disk copies of stored TF-IDF/BM25 files (default: ~/.cache/rag_core/pg-files)",
     CLAIMS_DIR_ENV: "training and benchmarks: the labelled claims folder (default: ../shared/data/claims beside the "
     "checkout)",
+    QUERY_HEAD_ENV: "the learned query head dense and hybrid search put query vectors through: a name under "
+    "rag_core/models/trained/ or a folder, or none (default: DEFAULT_QUERY_HEAD of rag_core/settings.py)",
     CHECK_HOLD_ENV: "tests only: a file where the app's check worker writes its process id, then waits, "
     "checking nothing, until it is stopped (how the tests see its time budget kept on any machine)",
     EXTRACT_HOLD_ENV: "tests only: a PDF file name the extraction worker waits on, reading nothing, until it is "

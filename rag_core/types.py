@@ -52,6 +52,7 @@ class DenseRow(RankedRow):
     """A bi-encoder row: ``score_type`` "dense_cosine", ``score == dense_cosine``."""
 
     dense_cosine: float
+    query_encoder: str  # what embedded the query (model, query head)
 
 
 class HybridRow(RankedRow):
@@ -67,6 +68,7 @@ class HybridRow(RankedRow):
     pool_size: int  # candidates in the union of the first-stage lists
     reranker: str  # the cross-encoder's name, or the fusion's score type
     reranker_detail: str  # which reranker ran, or what was used instead and why
+    query_encoder: str | None  # what embedded the query (model, query head); None: no dense list
     truncated: bool | None  # the cross-encoder read a cut passage; None without one
 
 

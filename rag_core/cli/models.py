@@ -18,9 +18,13 @@ def cmd_models(args) -> int:
         rows.append({"role": role, "name": name, "origin": source.origin, "available": source.available,
                      "detail": source.detail})
     encoder = _encoder_report(args.embedding_model or DEFAULT_EMBEDDING_MODEL, prepare=args.prepare)
+    from rag_core.models.query_head import query_head_status
+
+    head = query_head_status()
+    query_head = {"asked": head.asked, "used": head.head.name if head.head else None, "detail": head.detail}
     if args.json:
-        print(json.dumps({"device": select_device(import_torch=False), "models": rows, "encoder": encoder},
-                         indent=1))
+        print(json.dumps({"device": select_device(import_torch=False), "models": rows, "encoder": encoder,
+                          "query_head": query_head}, indent=1))
     else:
         print(f"device: {select_device(import_torch=False)}")
         for r in rows:
@@ -30,6 +34,7 @@ def cmd_models(args) -> int:
             print(f"{'':14s} {variant}: {state}")
         if encoder["fallback"]:
             print(f"{'':14s} using torch instead of {encoder['planned']}: {encoder['fallback']}")
+        print(f"{'query head':14s} {query_head['detail']}")
     return EXIT_OK
 
 

@@ -62,6 +62,8 @@ def _check_search_args(args) -> None:
         if value not in (None, False) and args.mode != mode:
             flag = "--" + option.replace("_", "-")
             raise UsageError(f"{flag} applies to --mode {mode} only (the mode is {args.mode})")
+    if args.query_head is not None and args.mode not in ("dense", "hybrid"):
+        raise UsageError(f"--query-head applies to --mode dense and hybrid only (the mode is {args.mode})")
     chosen = [flag for flag, on in (("--regex", args.regex), ("--normalized", args.normalized),
                                     ("--literal", args.literal)) if on]
     if len(chosen) > 1:
@@ -70,6 +72,12 @@ def _check_search_args(args) -> None:
 
 def cmd_search(args) -> int:
     _check_search_args(args)
+    if args.query_head is not None:  # this process's query head (the setting's variable, as the library reads it)
+        import os
+
+        from rag_core.settings import QUERY_HEAD_ENV
+
+        os.environ[QUERY_HEAD_ENV] = args.query_head
     library = open_library(args)
     if args.mode in ("dense", "hybrid"):
         warm_query_encoder(library, args.collection)
@@ -107,10 +115,14 @@ def cmd_search(args) -> int:
         if args.mode == "hybrid" and rows:
             payload["reranker"] = rows[0]["reranker"]
             payload["reranker_detail"] = rows[0]["reranker_detail"]
+        if args.mode in ("dense", "hybrid") and rows:
+            payload["query_encoder"] = rows[0].get("query_encoder")
         print(json_text(payload))
         return EXIT_OK
     if args.mode == "hybrid" and rows:
         print(f"Reranker: {line(rows[0]['reranker_detail'])}\n")
+    elif args.mode == "dense" and rows and "query head" in (rows[0].get("query_encoder") or ""):
+        print(f"Query vectors: {line(rows[0]['query_encoder'])}\n")
     print_rows(rows, args.mode)
     return EXIT_OK
 
@@ -134,6 +146,10 @@ def add_parsers(sub, common) -> None:
                    help=f"exact mode: characters shown around each match (default {DEFAULT_CONTEXT})")
     p.add_argument("--source", action="append", help="restrict to this document (repeatable)")
     p.add_argument("--cross-encoder", help="hybrid mode: cross-encoder name or local folder")
+    p.add_argument("--query-head", default=None, metavar="NAME|none",
+                   help="dense and hybrid: put the query vector through this learned query head (a name under "
+                        "rag_core/models/trained/ or a folder; none: plain vectors; default: $RAG_CORE_QUERY_HEAD, "
+                        "else the package's)")
     p.add_argument("--json", action="store_true", help="print stable JSON for scripts")
     p.add_argument("--include-back-matter", action="store_true",
                    help="search reference lists, acknowledgements and other back matter too (left out by default)")

@@ -110,6 +110,11 @@ class Evaluator:
             self._query_vectors = np.asarray(
                 model.encode(texts, batch_size=32, convert_to_numpy=True, normalize_embeddings=True,
                              show_progress_bar=False), dtype=np.float32)
+            from rag_core.models.query_head import active_query_head
+
+            head = active_query_head(self.embedding_model)  # as the index embeds queries
+            if head is not None:
+                self._query_vectors = head.apply(self._query_vectors)
         return self._query_vectors
 
     def chunk_scores(self, method: str, qi: int) -> np.ndarray:

@@ -15,6 +15,7 @@ from rag_core.index.products import matvec
 from rag_core.index.tfidf import TfidfTerms
 from rag_core.models.embedding import DEFAULT_LONG_TEXT, encode_passages, encode_query
 from rag_core.models.loading import load_bi_encoder
+from rag_core.models.query_head import active_query_head
 from rag_core.text.chunking import chunk_text
 
 if TYPE_CHECKING:
@@ -140,15 +141,26 @@ class RagIndex:
         return self.bm25.scores(query)
 
     def query_vector(self, query: str, embedding_model: str | None = None) -> np.ndarray:
-        """The query's embedding, by the model and encoder variant that made the index's vectors
-        (the last one is kept: the searches of one comparison share it)."""
-        key = (query, embedding_model or self.embedding_model, self.encoder)
+        """The query's embedding, by the model and encoder variant that made the index's vectors, put
+        through the query head when one is in use (the last one is kept: the searches of one
+        comparison share it)."""
+        key = self.query_key(query, embedding_model)
         if self._query_vector is not None and self._query_vector[0] == key:
             return self._query_vector[1]
         model = load_bi_encoder(embedding_model or self.embedding_model, encoder=self.encoder)
         vector = encode_query(model, query)
+        head = active_query_head(embedding_model or self.embedding_model)
+        if head is not None:  # the learned query head: query vectors only, chunk vectors as stored
+            vector = head.apply(vector)
         self._query_vector = (key, vector)
         return vector
+
+    def query_key(self, query: str, embedding_model: str | None = None) -> tuple:
+        """What a query vector depends on: the text, the model, the encoder variant and the query head."""
+        model = embedding_model or self.embedding_model
+        head = active_query_head(model)
+        key = (query, model, self.encoder)
+        return key if head is None else (*key, head.sha256)
 
     def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
         """The cosine of every chunk to the query (an exact product over all vectors)."""

@@ -187,7 +187,7 @@ class SegmentedIndex:
         vector = self.query_vector(query)
         for part in self.parts:
             if part.embeddings is not None:
-                part._query_vector = ((query, part.embedding_model, part.encoder), vector)
+                part._query_vector = (part.query_key(query), vector)
 
     def dense_scores(self, query: str, embedding_model: str | None = None) -> np.ndarray:
         if self.embeddings is None:

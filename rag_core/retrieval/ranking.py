@@ -16,6 +16,7 @@ from rag_core.index.build import RagIndex
 from rag_core.index.chunk_table import chunk_sources_mask
 from rag_core.index.lexical import top_k
 from rag_core.models.loading import ModelUnavailableError, resolve_model
+from rag_core.models.query_head import active_query_head, query_encoding
 from rag_core.retrieval.fusion import FUSION_DESCRIPTIONS, fuse_candidates, fusion_score_type
 from rag_core.retrieval.rerankers.cross_encoder import CrossEncoderReranker
 from rag_core.retrieval.search_spec import DEFAULT_SPEC, SearchSpec
@@ -183,9 +184,11 @@ def search_dense(query: str | QueryScores, index: RagIndex, top: int = 10, *, em
     ranked = enumerate(zip(order, cos, strict=True), start=1)
     rows = [_row(index, i, r, dense[i], "dense_cosine", c) for r, (i, c) in ranked]
     coverage = list(index.dense_coverage)
+    encoding = query_encoding(embedding_model or index.embedding_model)
     for row in rows:
         row["dense_cosine"] = row["score"]
         row["dense_coverage"] = coverage
+        row["query_encoder"] = encoding
     return rows
 
 
@@ -421,6 +424,11 @@ def search_with_spec(
         status = replace(status, name="mmr", detail=f"{status.detail} Then maximal marginal relevance "
                          f"(λ={spec.mmr:g}) reordered the pool for diversity.")
 
+    encoding, detail = None, status.detail
+    if "dense" in first_stage:
+        encoding = query_encoding(index.embedding_model)
+        if active_query_head(index.embedding_model) is not None:
+            detail = f"{detail} Dense scores by {encoding}."
     results = []
     for rank, (i, score, cut) in enumerate(ordered[:top], start=1):
         row = _row(index, i, rank, score, score_type, cos[i])
@@ -440,7 +448,8 @@ def search_with_spec(
             dense_rank=found.get("dense"),
             pool_size=len(candidates),
             reranker=status.name,
-            reranker_detail=status.detail,
+            reranker_detail=detail,
+            query_encoder=encoding,
             truncated=bool(cut) if cut is not None else None,
         )
         if pre_rerank is not None:

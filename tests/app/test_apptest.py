@@ -377,7 +377,7 @@ def test_compare_side_by_side_draws_cards_with_the_figures_first_and_where_the_o
         assert re.match(r"^vs TF-IDF [▲▼★=]", card["move"]), card["move"]
         assert any(d.startswith("first stage: tfidf ") for d in card["details"]), card["details"]
     for card in found["exact"]:
-        assert re.match(r"^TF-IDF #[\d–] · hybrid #[\d–]$", card["details"][0]), card["details"]
+        assert re.match(r"^TF-IDF #[\d–]+ · hybrid #[\d–]+$", card["details"][0]), card["details"]
         assert "⟦masked language model⟧" in card["text"]
     assert all(re.match(r"^(Devlin 2018|Karpukhin 2020) · pp?\. ", c["chip"]) for c in found["tfidf"])
     score = next(f[2] for f in found["hybrid"][0]["figures"] if f[0] == "score")

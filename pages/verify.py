@@ -33,6 +33,7 @@ from rag_core.citations.manuscript import (
     NOT_IN_COLLECTION_MEANING,
     ManuscriptError,
     add_bib_references,
+    check_one_statement,
     manuscript_from_text,
     read_manuscript,
     rows_to_csv,
@@ -68,7 +69,7 @@ from rag_core.citations.view import (
 from rag_core.errors import RagCoreError
 from rag_core.output.render import literal_html, page_label, seconds_text
 from rag_core.retrieval.links import choice_problem
-from rag_core.settings import MAX_QUERY_CHARS
+from rag_core.settings import MAX_QUERY_CHARS, VERIFY_IN_PROCESS_MAX_CHARS
 
 MODES = {"statement": "One statement", "manuscript": "A whole manuscript"}
 MODE_KEY = "verify_mode"
@@ -359,19 +360,28 @@ def one_statement(lib, name: str, docs: list[dict]) -> None:
         if not (quote or "").strip():
             st.warning("Paste a quote or type a claim first.")
             return
-        if searchable_index(name) is None:
+        index = searchable_index(name)
+        if index is None:
             return
-        # its citation resolved like a manuscript's, left out of the words compared; in a child process
-        # under a time budget (rag_core.check_worker), so a long check never holds the server (issue 27)
+        # its citation resolved like a manuscript's, left out of the words compared; a long statement in a
+        # child process under a time budget (rag_core.check_worker), so it never holds the server (issue 27)
+        sources = None if source == "All documents" else [source]
+        back_matter = bool(st.session_state.get(BACK_MATTER_KEY))
         with st.spinner("Checking…"):
-            try:
-                row, check, version = check_one_in_worker(
-                    lib.root, name, quote, sources=None if source == "All documents" else [source], context=CONTEXT,
-                    cross_encoder_model=preferences().cross_encoder_model,
-                    back_matter=bool(st.session_state.get(BACK_MATTER_KEY)))
-            except CheckWorkerError as exc:
-                note("error", str(exc))
-                return
+            if len(quote) <= VERIFY_IN_PROCESS_MAX_CHARS:
+                checked = check_one_statement(quote, index, documents=docs, sources=sources, context=CONTEXT,
+                                              cross_encoder_model=preferences().cross_encoder_model,
+                                              back_matter=back_matter)
+                version = lib.version(name)
+                row, check = checked.to_dict(), checked.check.to_dict() if checked.check is not None else None
+            else:
+                try:
+                    row, check, version = check_one_in_worker(
+                        lib.root, name, quote, sources=sources, context=CONTEXT,
+                        cross_encoder_model=preferences().cross_encoder_model, back_matter=back_matter)
+                except CheckWorkerError as exc:
+                    note("error", str(exc))
+                    return
         st.session_state[RESULT_KEY] = {"collection": name, "version": version, "check": check, "row": row,
                                         "quote": quote, "source": source}
     result = st.session_state.get(RESULT_KEY)

@@ -427,6 +427,11 @@ def ocr_threads() -> int:
 # wide margin. A statement took 0.05-0.4 s, at most 1.8 s (the first, loading the bi-encoder), on a
 # 30 KB manuscript of 196 statements (docs/benchmarks.md section 15): 10 s a statement on top.
 CHECK_SECONDS_BASE = 120.0
+# The Verify page checks one statement of at most this many characters in the server's process (a
+# check of that size is bounded by ALIGN_MAX_CHARS and takes well under a second; the worker's fresh
+# process loads the models again and measured 1.47 s against 0.52 s in process, quiet machine, 2026-12-07);
+# a longer one in the check worker, where it cannot hold the server (issue 27 row 20).
+VERIFY_IN_PROCESS_MAX_CHARS = 1_000
 CHECK_SECONDS_PER_STATEMENT = 10.0
 # Its data (heap and private mappings: RLIMIT_DATA, which leaves the models' reserved address space
 # alone): 600 MB for that check with the bi-encoder loaded; four times that before it is stopped.

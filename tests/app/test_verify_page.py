@@ -115,15 +115,35 @@ def test_verbatim_names_the_folding_every_place_and_marks_the_page(built_data_di
     assert re.search(r"Found after folding [^:]*letter case", shown(at))
 
 
-def test_the_check_never_runs_in_the_servers_process(built_data_dir, monkeypatch, real_quote):
-    """Issue 27 row 20: a long check in the server's process froze every other person's page; it runs
-    in a child (rag_core.check_worker), so an in-process check here would fail the test."""
+def test_a_long_check_never_runs_in_the_servers_process(built_data_dir, monkeypatch, real_quote):
+    """Issue 27 row 20: a long check in the server's process froze every other person's page; a statement
+    over VERIFY_IN_PROCESS_MAX_CHARS runs in a child (rag_core.check_worker), so an in-process check here
+    would fail the test."""
     import rag_core.citations.manuscript as manuscript
+    from rag_core.settings import VERIFY_IN_PROCESS_MAX_CHARS
 
     def in_the_server(*args, **kwargs):
         raise AssertionError("the statement was checked in the server's process")
 
     monkeypatch.setattr(manuscript, "check_one_statement", in_the_server)
+    at = start(built_data_dir, monkeypatch, PAGE)
+    statement = " ".join([real_quote] * (VERIFY_IN_PROCESS_MAX_CHARS // len(real_quote) + 2))
+    assert len(statement) > VERIFY_IN_PROCESS_MAX_CHARS
+    check_one(at, statement)
+    assert not at.exception and not notes(at, "error"), notes(at, "error")
+    assert re.search(r"(verbatim|near_verbatim|related|not_found) —", shown(at) + " ".join(
+        notes(at, "success") + notes(at, "warning") + notes(at, "info")))
+
+
+def test_a_short_check_runs_in_the_servers_process(built_data_dir, monkeypatch, real_quote):
+    """A statement of at most VERIFY_IN_PROCESS_MAX_CHARS is checked at once, without a worker process
+    (a fresh one loads the models again: about a second more)."""
+    import rag_core.check_worker as check_worker
+
+    def in_a_worker(*args, **kwargs):
+        raise AssertionError("a short statement was sent to a worker process")
+
+    monkeypatch.setattr(check_worker, "check_one_in_worker", in_a_worker)
     at = start(built_data_dir, monkeypatch, PAGE)
     check_one(at, real_quote)
     assert notes(at, "success")[0].startswith("✓ verbatim")

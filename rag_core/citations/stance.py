@@ -14,9 +14,16 @@ quantifier conflicts, hedges), negations on either side, exclusivity words ("onl
 "exclusively"), polarity words (better/worse, increases/reduces, protective/harmful,
 good/poor outcome) on each side and whether they disagree, and the lexical overlap.
 
-The weights live in ``rag_core/models/trained/stance/stance.json`` beside its ``card.json``
-(rebuilt by ``benchmarks/train_stance.py``). A missing or damaged file makes :func:`decide`
-answer from the rules (``model="rules"``) and say why in ``note``.
+Two learned parts, the first at hand decides:
+
+* the **stance reader** (:mod:`rag_core.models.stance_encoder`): the bundled bi-encoder read as a
+  cross-encoder over the statement and its evidence sentences, with its decision thresholds in
+  its card (rebuilt by ``benchmarks/train_stance_encoder.py``);
+* the **logistic regression** of ``rag_core/models/trained/stance/stance.json`` over the pair
+  features below (rebuilt by ``benchmarks/train_stance.py``), the reader's fallback.
+
+A missing or damaged file makes :func:`decide` fall back to the next one, and to the rules'
+answer (``model="rules"``) when neither can be used, and say why in ``note``.
 """
 
 from __future__ import annotations
@@ -37,8 +44,8 @@ from rag_core.text.sentences import split_sentences
 
 __all__ = [
     "MODEL_DIR", "MODEL_FILE", "RULE_FEATURES", "STANCES", "StanceDecision", "StanceModel", "StanceModelError",
-    "candidate_sentences", "decide", "load_model", "meaning_of_stance", "pair_features", "rule_features",
-    "rules_stance",
+    "candidate_sentences", "decide", "load_model", "load_reader", "meaning_of_stance", "pair_features",
+    "reader_stance", "rule_features", "rules_stance",
 ]
 
 STANCES = ("supports", "contradicts", "nei")
@@ -97,6 +104,7 @@ class StanceDecision:
     evidence_sentences: list[dict] = field(default_factory=list)
     probabilities: dict = field(default_factory=dict)
     note: str = ""
+    raw: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- features
@@ -275,6 +283,84 @@ def clear_cache() -> None:
         _cache.clear()
 
 
+# --------------------------------------------------------------------------- the stance reader
+
+# How the reader's probabilities become a stance, when its card does not say (the card's
+# "decision" holds the values chosen on the dev splits: docs/citations.md).
+READER_DECISION = {"combine": "set", "contradict": 0.5, "support": 0.5, "rules_keep": 1.01}
+
+
+def load_reader():
+    """The stance reader (:func:`rag_core.models.stance_encoder.load_stance_encoder`); raises
+    :class:`rag_core.models.stance_encoder.StanceEncoderError` when it cannot be used."""
+    from rag_core.models.stance_encoder import load_stance_encoder
+
+    return load_stance_encoder()
+
+
+def reader_decision(reader) -> dict:
+    """The reader's decision settings: its card's, over :data:`READER_DECISION`."""
+    card = getattr(reader, "card", None) or {}
+    return {**READER_DECISION, **(card.get("decision") or {})}
+
+
+def combined(p_set: np.ndarray, p_each: np.ndarray, combine: str = "set") -> np.ndarray:
+    """The probabilities a decision reads: the evidence read together (``set``), or with the
+    strongest single sentence's support and contradiction beside it (``max``)."""
+    p = np.asarray(p_set, dtype=np.float64).copy()
+    if combine == "max" and len(p_each):
+        p[0] = max(p[0], float(np.max(p_each[:, 0])))
+        p[1] = max(p[1], float(np.max(p_each[:, 1])))
+        p[2] = 1.0 - min(1.0, max(p[0], p[1]))
+    return p
+
+
+def reader_stance(p: Sequence[float], rules_meaning: str | None, decision: dict) -> tuple[str, float]:
+    """The stance from the reader's probabilities ``p`` (support, contradict, nei) and the rules'
+    meaning: a contradiction past its threshold contradicts; a rules' "changed" (a number, negation,
+    direction or quantifier that differs) stands unless the reader supports past ``rules_keep``; a
+    support past its threshold supports; anything else does not decide."""
+    p_sup, p_con, p_nei = (float(x) for x in p[:3])
+    if p_con >= decision["contradict"] and p_con >= p_sup:
+        return "contradicts", p_con
+    if rules_meaning == "changed" and p_sup < decision["rules_keep"]:
+        return "contradicts", max(p_con, 0.5)
+    if p_sup >= decision["support"] and p_sup > p_con:
+        return "supports", p_sup
+    return "nei", max(p_nei, 1.0 - max(p_sup, p_con))
+
+
+def _order_in_document(rows: Sequence[dict]) -> list[int]:
+    return sorted(range(len(rows)), key=lambda i: (rows[i]["passage"], rows[i]["start"]))
+
+
+def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: np.ndarray, order,
+                        rules_meaning: str | None) -> StanceDecision:
+    from rag_core.models.stance_encoder import stance_input
+
+    settings = reader_decision(reader)
+    in_document = [chosen[i]["sentence"] for i in _order_in_document(chosen)]
+    texts = [stance_input(in_document), *[r["sentence"] for r in chosen]]
+    probs = reader.probabilities([statement] * len(texts), texts)
+    p_set, p_each = probs[0], probs[1:]
+    p = combined(p_set, p_each, settings["combine"])
+    stance, score = reader_stance(p, rules_meaning, settings)
+    evidence = []
+    for r, i, q in zip(chosen, order, p_each, strict=True):
+        evidence.append({**r, "score": round(float(relevance[i]), 4), "stance": STANCES[int(np.argmax(q))],
+                         "probabilities": {s: round(float(x), 4) for s, x in zip(STANCES, q, strict=True)}})
+    column = {"supports": 0, "contradicts": 1}.get(stance)
+    if column is not None:
+        evidence.sort(key=lambda e: -e["probabilities"][STANCES[column]])
+    shown = {s: round(float(x), 4) for s, x in zip(STANCES, p, strict=True)}
+    note = f"{_NOTES[stance]} ({reader.name}, {score:.2f})."
+    if stance == "contradicts" and p[1] < settings["contradict"]:
+        note = f"{_NOTES[stance]}: the rules found a difference the reader does not outweigh ({reader.name})."
+    return StanceDecision(stance=stance, score=round(float(score), 4), model=reader.name, evidence_sentences=evidence,
+                          probabilities=shown, note=note,
+                          raw={"set": [float(x) for x in p_set], "each": [[float(x) for x in q] for q in p_each]})
+
+
 # --------------------------------------------------------------------------- deciding
 
 
@@ -371,11 +457,13 @@ def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None =
 def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[dict] | None = None,
            rules_meaning: str | None = None, model: StanceModel | None = None,
            embed: Callable[[list[str]], np.ndarray] | None = None, top: int = EVIDENCE_TOP,
-           may_flag: bool | None = None) -> StanceDecision:
+           may_flag: bool | None = None, reader=None, use_reader: bool = True) -> StanceDecision:
     """The stance of the ``candidates`` (passages, best first: the cited document's first) on
     ``statement``. ``cues``/``rules_meaning``: the rules' answer, given back (``model="rules"``)
-    when the stance model cannot be loaded or the bi-encoder is not at hand. ``may_flag``: whether
-    the model may contradict where the rules found no conflict (default STANCE_MAY_FLAG)."""
+    when no learned part can be used or the bi-encoder is not at hand. ``reader``: the stance
+    reader (default :func:`load_reader`; ``use_reader=False`` leaves it out); without one the
+    logistic regression ``model`` decides (default :func:`load_model`), and ``may_flag`` says
+    whether it may contradict where the rules found no conflict (default STANCE_MAY_FLAG)."""
     from rag_core.settings import STANCE_MAY_FLAG
 
     may_flag = STANCE_MAY_FLAG if may_flag is None else may_flag
@@ -387,15 +475,23 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
         return StanceDecision(stance=fallback_stance, score=1.0 if fallback_stance != "nei" else 0.0, model="rules",
                               note=f"{reason} The stance is the rules' answer.")
 
-    if model is None:
+    why_not_reader = ""
+    if reader is None and use_reader:
+        from rag_core.models.stance_encoder import StanceEncoderError
+
+        try:
+            reader = load_reader()
+        except (StanceEncoderError, ImportError, OSError) as exc:
+            why_not_reader = f"The stance reader could not be used: {exc}."
+    if reader is None and model is None:
         try:
             model = load_model()
         except StanceModelError as exc:
-            return fallback(f"The stance model could not be used: {exc}.")
+            return fallback(f"{why_not_reader} The stance model could not be used: {exc}.".strip())
+    name = reader.name if reader is not None else model.name
     rows = candidate_sentences(candidates)
     if not rows:
-        return StanceDecision(stance="nei", score=1.0, model=model.name,
-                              note="No sentence of the closest passages to weigh.")
+        return StanceDecision(stance="nei", score=1.0, model=name, note="No sentence of the closest passages to weigh.")
     overlaps = np.array([_overlap(statement, r["sentence"]) for r in rows], dtype=np.float32)
     if len(rows) > MAX_SENTENCES:
         keep = np.sort(np.argsort(-overlaps, kind="stable")[:MAX_SENTENCES])
@@ -405,12 +501,18 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     except (ImportError, OSError, ValueError, RuntimeError) as exc:
         return fallback(f"The bi-encoder could not be used ({exc}).")
     vectors = np.asarray(vectors, dtype=np.float32)
-    if model.embedding_dim is not None and vectors.shape[1] != model.embedding_dim:
-        return fallback("The stance model was fitted on another embedding size.")
     u, v = vectors[0], vectors[1:]
-    relevance = v @ u + model.evidence_weight * overlaps
+    evidence_weight = model.evidence_weight if model is not None else 0.5
+    relevance = v @ u + evidence_weight * overlaps
     order = np.argsort(-relevance, kind="stable")[:max(top, 1)]
     chosen = [rows[i] for i in order]
+    if reader is not None:
+        try:
+            return _decide_with_reader(reader, statement, chosen, relevance, order, rules_meaning)
+        except (RuntimeError, ValueError) as exc:
+            return fallback(f"The stance reader failed ({exc}).")
+    if model.embedding_dim is not None and vectors.shape[1] != model.embedding_dim:
+        return fallback("The stance model was fitted on another embedding size.")
     probs = classify(model, statement, [r["sentence"] for r in chosen], u, v[order])
     stance, score, shown = aggregate(model, probs, rules_meaning, may_flag=may_flag)
     evidence = []
@@ -422,8 +524,9 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     column = {"supports": 0, "contradicts": 1}.get(stance)
     if column is not None:
         evidence.sort(key=lambda e: -e["probabilities"][STANCES[column]])
+    note = f"{_NOTES[stance]} ({model.name}, {score:.2f})."
     return StanceDecision(stance=stance, score=round(float(score), 4), model=model.name, evidence_sentences=evidence,
-                          probabilities=shown, note=f"{_NOTES[stance]} ({model.name}, {score:.2f}).")
+                          probabilities=shown, note=f"{note} {why_not_reader}".strip())
 
 
 _NOTES = {"supports": "The evidence sentence supports the statement",

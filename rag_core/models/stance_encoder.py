@@ -151,11 +151,12 @@ _cache: dict[str, StanceEncoder] = {}
 _cache_lock = threading.Lock()
 
 
-def load_stance_encoder(folder: str | Path | None = None) -> StanceEncoder:
-    """The stance reader of ``folder`` (default :data:`ENCODER_DIR`), checked against its card."""
+def load_stance_encoder(folder: str | Path | None = None, *, base: str | Path | None = None) -> StanceEncoder:
+    """The stance reader of ``folder`` (default :data:`ENCODER_DIR`), checked against its card,
+    over the base model at ``base`` (default: the bundled all-MiniLM-L6-v2)."""
     folder = Path(folder) if folder is not None else ENCODER_DIR
     path = folder / ADAPTER_FILE
-    key = str(path.resolve())
+    key = f"{path.resolve()}|{base or ''}"
     with _cache_lock:
         if key in _cache:
             return _cache[key]
@@ -181,7 +182,7 @@ def load_stance_encoder(folder: str | Path | None = None) -> StanceEncoder:
         tensors = load_file(str(path))
     except Exception as exc:  # safetensors raises its own error types for a damaged header
         raise StanceEncoderError(f"the stance reader {path} cannot be read ({exc})") from exc
-    tokenizer, encoder, head = build_model()
+    tokenizer, encoder, head = build_model(str(base) if base is not None else None)
     merge_lora(encoder, tensors, scaling)
     import torch
 

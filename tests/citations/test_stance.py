@@ -17,6 +17,18 @@ from rag_core.citations.verdicts import CitationCheck, apply_stance
 from rag_core.models.training.claims import ClaimDocument
 
 
+@pytest.fixture(autouse=True)
+def no_reader(monkeypatch):
+    """These tests are of the logistic regression: the stance reader is left out
+    (tests/models/test_stance_encoder.py has its own)."""
+    from rag_core.models.stance_encoder import StanceEncoderError
+
+    def unavailable():
+        raise StanceEncoderError("left out of this test")
+
+    monkeypatch.setattr(st, "load_reader", unavailable)
+
+
 def fake_embed(texts):
     """Deterministic unit vectors by text (no model): tests stay offline and fast."""
     rows = []

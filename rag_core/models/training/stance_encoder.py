@@ -39,9 +39,15 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
-_STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being this that these
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_STOP = _words("""a an the of in on at to for from by with and or but is are was were be been being this that these
 those it its as into than then there their they we our can could may might will would should has have had do does did
-not no more less most least which who whom whose what when where how also such both either each other some any""".split())
+not no more less most least which who whom whose what when where how also such both either each other some any""")
 
 
 def content_words(text: str) -> set[str]:
@@ -95,7 +101,7 @@ for _a, _b in (
     ("unsafe", "safe"), ("poor", "good"), ("benefit", "harm"), ("survival", "mortality"), ("mortality", "survival"),
 ):
     _SWAPS.setdefault(_a, _b)
-_AUX = frozenset("is are was were can could will would may might should has have had does do did".split())
+_AUX = _words("is are was were can could will would may might should has have had does do did")
 
 
 def _cased(word: str, like: str) -> str:
@@ -224,7 +230,7 @@ def add_lora(encoder, *, rank: int, alpha: float, dropout: float = 0.05) -> dict
     for p in encoder.parameters():
         p.requires_grad = False
     wrapped = {}
-    for name, module in list(encoder.named_modules()):
+    for name, _module in list(encoder.named_modules()):
         for target in LORA_TARGETS:
             if name.endswith(target) and ".layer." in f".{name}":
                 parent_name, attr = name.rsplit(".", 1)
@@ -311,7 +317,7 @@ def train(examples: Sequence[Example], config: TrainConfig, *, location: str | N
     rng = random.Random(config.seed)
     lengths = [len(e.claim) + len(e.evidence) for e in examples]
     per_epoch = math.ceil(len(examples) / config.batch_size)
-    total = max(1, int(round(per_epoch * config.epochs)))
+    total = max(1, round(per_epoch * config.epochs))
     warmup = max(1, int(total * config.warmup_share))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min((s + 1) / warmup, max(0.0, (total - s) / max(1, total - warmup))))
@@ -338,13 +344,14 @@ def train(examples: Sequence[Example], config: TrainConfig, *, location: str | N
             optimiser.zero_grad(set_to_none=True)
             step += 1
             seen += len(batch)
-            running.append(float(loss))
+            running.append(float(loss.detach()))
             if step % 50 == 0 or step == total:
                 took = time.time() - start
+                left = (total - step) * took / step / 60
                 progress(f"step {step}/{total}  epoch {seen / len(examples):.2f}  loss {np.mean(running):.4f}  "
-                         f"{seen / took:.1f} pairs/s  {took / 60:.1f} min, about {(total - step) * took / step / 60:.1f}"
-                         f" min left")
-                history.append({"step": step, "loss": round(float(np.mean(running)), 4), "minutes": round(took / 60, 2)})
+                         f"{seen / took:.1f} pairs/s  {took / 60:.1f} min, about {left:.1f} min left")
+                history.append({"step": step, "loss": round(float(np.mean(running)), 4),
+                                "minutes": round(took / 60, 2)})
                 running = []
             if evaluate is not None and evaluate_every and step % evaluate_every == 0 and step < total:
                 encoder.eval()

@@ -551,7 +551,7 @@ def _check_one(statement: Statement, index, infos: Sequence[dict], *, top: int, 
     try:
         check = verify_quote(statement.text, index, sources=sources, cited_sources=cited or None, n_closest=top,
                              context=context, cross_encoder_model=cross_encoder_model, meaning=meaning,
-                             back_matter=back_matter)
+                             back_matter=back_matter, read_not_found=not absent)
     except RagCoreError as exc:  # an empty or oversized statement: report it, go on
         return _not_checked(statement, f"Not checked: {exc}", cited=cited, resolutions=resolved, absent=absent)
     if absent:

@@ -505,6 +505,7 @@ def verify_quote(
     cited_sources: Collection[str] | None = None,
     meaning: bool = True,
     back_matter: bool = True,
+    read_not_found: bool = True,
 ) -> CitationCheck:
     """Check a quote or claim against ``index``; see the module docstring for the verdicts.
 
@@ -514,6 +515,8 @@ def verify_quote(
     near_verbatim / not_found). ``back_matter=False`` looks nowhere in reference lists,
     acknowledgements and other back matter (:mod:`rag_core.text.back_matter`). Every check also
     says whether the source means what the statement says (``meaning``, ``meaning_cues``).
+    ``read_not_found=False`` keeps the stance reader from reading the closest passages of a
+    statement found nowhere (a manuscript's statement whose cited work is not in the collection).
     """
     result, ranked = _verify(quote, index, sources=sources, context=context, max_hits=max_hits,
                              n_closest=n_closest, cross_encoder_model=cross_encoder_model,
@@ -521,7 +524,7 @@ def verify_quote(
     found = meaning_of_verdict(result.verdict, result.quote, best=result.best, closest=ranked)
     result.meaning, result.meaning_cues, result.meaning_note = found.meaning, found.cues, found.note
     result.meaning_sentence = found.sentence_row
-    apply_stance(result, ranked)
+    apply_stance(result, ranked, read_not_found=read_not_found)
     return result
 
 
@@ -534,7 +537,7 @@ def _place(row: dict) -> dict:
     return {k: row.get(k) for k in ("source", "page", "chunk_index", "start", "end", "doc_start", "doc_end")}
 
 
-def apply_stance(result: CitationCheck, ranked: Sequence[dict] = ()) -> None:
+def apply_stance(result: CitationCheck, ranked: Sequence[dict] = (), *, read_not_found: bool = True) -> None:
     """Set the check's stance fields, and its meaning from them: a verbatim or near-verbatim
     check keeps the rules' meaning (an edit of a quote is the rules' to judge); a related one
     takes the learned stance over the passages (the cited document's first): ``changed`` when
@@ -554,6 +557,9 @@ def apply_stance(result: CitationCheck, ranked: Sequence[dict] = ()) -> None:
         result.evidence_sentences = [{**_place(best), "sentence": best.get("match"),
                                       "score": best.get("similarity"), "stance": result.stance}]
         return
+    if result.verdict == "not_found" and ranked and read_not_found:
+        _stance_of_not_found(result, ranked)
+        return
     if result.verdict != "related" or not ranked:
         result.stance, result.stance_score, result.stance_model = "nei", None, "rules"
         return
@@ -567,6 +573,43 @@ def apply_stance(result: CitationCheck, ranked: Sequence[dict] = ()) -> None:
     if decision.model == "rules":
         return
     result.meaning, result.meaning_note = st.meaning_of_stance(decision, result.meaning, result.meaning_note)
+
+
+def _stance_of_not_found(result: CitationCheck, ranked: Sequence[dict]) -> None:
+    """A statement whose wording is close to nothing may still be one its closest passages
+    answer ("X is associated with better outcomes" against an abstract reporting poorer ones):
+    where the stance reader's card says so, it reads them (the cited document's first) and a
+    stance it takes makes the check ``related``, with that stance's meaning; otherwise the check
+    stays ``not_found`` with no stance."""
+    from rag_core.citations import stance as st
+    from rag_core.models.stance_encoder import StanceEncoderError
+
+    result.stance, result.stance_score, result.stance_model = "nei", None, "rules"
+    try:
+        reader = st.load_reader()
+    except (StanceEncoderError, ImportError, OSError):
+        return
+    if not st.reader_decision(reader).get("not_found"):
+        return
+    rows = _cited_first(ranked, result.cited_sources)
+    if result.cited_sources and rows[0].get("source") not in set(result.cited_sources):
+        return  # the cited document is not among them: nothing it says to read
+    decision = st.decide(result.quote, rows, rules_meaning="unclear", reader=reader)
+    if decision.stance == "nei" or decision.model == "rules" or not decision.evidence_sentences:
+        return
+    deciding = decision.evidence_sentences[0]
+    result.verdict = "related"
+    result.stance, result.stance_score, result.stance_model = decision.stance, decision.score, decision.model
+    result.stance_note = decision.note
+    result.evidence_sentences = [
+        {k: e.get(k) for k in ("source", "page", "chunk_index", "start", "end", "doc_start", "doc_end", "sentence",
+                               "score", "stance", "probabilities")} for e in decision.evidence_sentences]
+    if result.cited_sources:
+        result.found_in_cited = deciding.get("source") in set(result.cited_sources)
+    verb = "supports" if decision.stance == "supports" else "contradicts"
+    result.message = (f"Not found word for word, nor with close wording, but the stance reader finds that "
+                      f"{deciding.get('source')}{_page_text(deciding)} {verb} it: read the marked sentence to judge.")
+    result.meaning, result.meaning_note = st.meaning_of_stance(decision, "unclear", "")
 
 
 def _verify(

@@ -10,8 +10,9 @@ The recipe, chosen on the project's dev splits (docs/citations.md):
 * **Counterfactual claims** (:func:`negate_claim`): a supported claim turned around by one
   edit — a direction word swapped for its opposite (increases/decreases, better/worse,
   higher/lower, ...), or a negation put in or taken out after its auxiliary — is contradicted
-  by the same evidence; the same edit of a claim the evidence does not address stays ``nei``,
-  so a "not" alone never means "contradicts".
+  by the same evidence; a contradicted claim negated (its logical opposite only) is supported;
+  the same edit of a claim the evidence does not address stays ``nei``, so a "not" alone never
+  means "contradicts".
 * **Low-rank updates** (:class:`LoRALinear`) of every linear layer of the six blocks, a
   classification head over the mean of the token states, classes balanced in the loss,
   batches of similar length, AdamW with a linear warm-up and decay.
@@ -102,26 +103,34 @@ for _a, _b in (
 ):
     _SWAPS.setdefault(_a, _b)
 _AUX = _words("is are was were can could will would may might should has have had does do did")
+_NEGATIONS = _words("not no never none neither nor cannot without nothing nobody")
 
 
 def _cased(word: str, like: str) -> str:
     return word.capitalize() if like[:1].isupper() else word
 
 
-def negate_claim(claim: str, rng: random.Random | None = None) -> str | None:
+def negate_claim(claim: str, rng: random.Random | None = None, *, negation_only: bool = False) -> str | None:
     """The claim turned around by one edit (a direction word swapped for its opposite, or a
-    negation put in or taken out after the first auxiliary), or None when no edit applies."""
+    negation put in or taken out after the first auxiliary), or None when no edit applies.
+    ``negation_only``: only the negation (its logical opposite, where a swapped word may be a
+    third claim: "no effect" contradicts "increases" and "decreases" alike)."""
     rng = rng or random.Random(0)
     tokens = claim.split(" ")
     options = []
     for i, token in enumerate(tokens):
         core = token.strip(".,;:()\"'").lower()
-        if core in _SWAPS and not (core == "more" and i + 1 < len(tokens) and tokens[i + 1].lower() == "than"):
+        if core in _SWAPS and not negation_only \
+                and not (core == "more" and i + 1 < len(tokens) and tokens[i + 1].lower() == "than"):
             options.append(("swap", i, core))
         if core in _AUX:
-            nxt = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
-            options.append(("drop" if nxt == "not" else "insert", i, core))
-            break  # the first auxiliary carries the statement
+            nxt = tokens[i + 1].lower().strip(".,;:") if i + 1 < len(tokens) else ""
+            # the first auxiliary carries the statement, unless a clause ("If ..., ") comes before it
+            # or another negation would make a double one ("had no correlation")
+            others = [t for j, t in enumerate(tokens) if j != i + 1 and t.lower().strip(".,;:()") in _NEGATIONS]
+            if "," not in " ".join(tokens[:i]) and not token.endswith(",") and not others:
+                options.append(("drop" if nxt == "not" else "insert", i, core))
+            break
         if core.endswith("n't"):
             break
     if not options:
@@ -153,7 +162,7 @@ class Example:
 
 
 def make_examples(docs: Iterable[ClaimDocument], *, seed: int = 0, counterfactual: bool = True,
-                  singles: bool = True) -> list[Example]:
+                  singles: bool = True, opposite_of_contradicted: bool = True) -> list[Example]:
     """Training pairs from labelled claim-document rows (see the module's docstring)."""
     out: list[Example] = []
     for doc in docs:
@@ -185,12 +194,17 @@ def make_examples(docs: Iterable[ClaimDocument], *, seed: int = 0, counterfactua
         out.extend(made)
         if counterfactual:
             for ex in made:
-                if ex.label not in ("support", "nei") or ex.origin not in ("set", "sentence"):
+                if ex.origin not in ("set", "sentence"):
                     continue
-                turned = negate_claim(ex.claim, rng)
+                if ex.label == "contradict":  # the logical opposite of a contradicted claim is supported
+                    if not opposite_of_contradicted:
+                        continue
+                    turned = negate_claim(ex.claim, rng, negation_only=True)
+                else:
+                    turned = negate_claim(ex.claim, rng)
                 if turned and turned != ex.claim:
-                    out.append(Example(turned, ex.evidence, "contradict" if ex.label == "support" else "nei",
-                                       "counterfactual"))
+                    label = {"support": "contradict", "contradict": "support", "nei": "nei"}[ex.label]
+                    out.append(Example(turned, ex.evidence, label, "counterfactual"))
     return out
 
 

@@ -35,8 +35,8 @@ from rag_core.models.stance_encoder import CLASSES, LORA_TARGETS, MAX_LENGTH, me
 from rag_core.models.training.claims import ClaimDocument
 
 __all__ = [
-    "Example", "LoRALinear", "TrainConfig", "add_lora", "closest_sentences", "export_tensors", "make_examples",
-    "negate_claim", "predict_documents", "select_evidence", "train",
+    "Example", "LoRALinear", "TrainConfig", "add_lora", "closest_sentences", "export_tensors", "finding_title",
+    "make_examples", "negate_claim", "predict_documents", "select_evidence", "title_examples", "train",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -104,6 +104,20 @@ for _a, _b in (
     _SWAPS.setdefault(_a, _b)
 _AUX = _words("is are was were can could will would may might should has have had does do did")
 _NEGATIONS = _words("not no never none neither nor cannot without nothing nobody")
+_SUBORDINATORS = _words("if when whenever although though while because since unless whether once after before")
+# Verbs that state a finding, as a title or a claim writes them ("X inhibits Y", "A and B regulate C").
+FINDING_VERBS = _words("""block regulate determine confer modulate inhibit promote increase reduce enhance prevent cause
+mediate control require drive protect impair suppress activate improve predict limit trigger induce decrease contribute
+underlie correlate lower raise restore disrupt facilitate affect attenuate accelerate delay alter maintain target
+stimulate repress exacerbate ameliorate associate elevate shorten prolong extend protect reverse rescue""")
+
+
+def _lemma(word: str) -> str | None:
+    """The base form of a finding verb written in the third person ("inhibits" -> "inhibit"), or None."""
+    for cut in ("es", "s"):
+        if word.endswith(cut) and word[: -len(cut)] in FINDING_VERBS:
+            return word[: -len(cut)]
+    return None
 
 
 def _cased(word: str, like: str) -> str:
@@ -118,6 +132,7 @@ def negate_claim(claim: str, rng: random.Random | None = None, *, negation_only:
     rng = rng or random.Random(0)
     tokens = claim.split(" ")
     options = []
+    leading_clause = bool(tokens) and tokens[0].lower() in _SUBORDINATORS  # "If ..., then ...": whose verb?
     for i, token in enumerate(tokens):
         core = token.strip(".,;:()\"'").lower()
         if core in _SWAPS and not negation_only \
@@ -127,11 +142,17 @@ def negate_claim(claim: str, rng: random.Random | None = None, *, negation_only:
             nxt = tokens[i + 1].lower().strip(".,;:") if i + 1 < len(tokens) else ""
             # the first auxiliary carries the statement, unless a clause ("If ..., ") comes before it
             # or another negation would make a double one ("had no correlation")
-            others = [t for j, t in enumerate(tokens) if j != i + 1 and t.lower().strip(".,;:()") in _NEGATIONS]
-            if "," not in " ".join(tokens[:i]) and not token.endswith(",") and not others:
+            others = [t for j, t in enumerate(tokens)
+                      if t.lower().strip(".,;:()") in _NEGATIONS and not (j == i + 1 and nxt == "not")]
+            if "," not in " ".join(tokens[:i]) and not token.endswith(",") and not others and not leading_clause:
                 options.append(("drop" if nxt == "not" else "insert", i, core))
             break
         if core.endswith("n't"):
+            break
+        finding_verb = core in FINDING_VERBS or _lemma(core)
+        if i > 0 and finding_verb and not leading_clause and "," not in " ".join(tokens[:i]) \
+                and not any(t.lower().strip(".,;:()") in _NEGATIONS for t in tokens):
+            options.append(("verb", i, core))  # "X inhibits Y" -> "X does not inhibit Y"
             break
     if not options:
         return None
@@ -143,6 +164,10 @@ def negate_claim(claim: str, rng: random.Random | None = None, *, negation_only:
         out[i] = token[:start] + _cased(_SWAPS[core], token[start:]) + token[start + len(core):]
     elif kind == "insert":
         out.insert(i + 1, "not")
+    elif kind == "verb":
+        lemma = _lemma(core)
+        rest = tokens[i][tokens[i].lower().find(core) + len(core):]
+        out[i:i + 1] = ["does" if lemma else "do", "not", (lemma or core) + rest]
     else:
         del out[i + 1]
     return " ".join(out)
@@ -205,6 +230,53 @@ def make_examples(docs: Iterable[ClaimDocument], *, seed: int = 0, counterfactua
                 if turned and turned != ex.claim:
                     label = {"support": "contradict", "contradict": "support", "nei": "nei"}[ex.label]
                     out.append(Example(turned, ex.evidence, label, "counterfactual"))
+    return out
+
+
+# --------------------------------------------------------------------------- claims made from titles
+
+
+def finding_title(title: str) -> str | None:
+    """A paper's title that states a finding ("An IL-13 inhibitor blocks hepatic fibrosis"), as a
+    claim (its final full stop dropped), or None (a topic, a question, a title with a subtitle)."""
+    title = " ".join(title.split()).rstrip(".")
+    words = title.split()
+    if len(words) < 5 or title.endswith("?") or ":" in title:
+        return None
+    for word in words[1:]:
+        core = word.strip(",;()").lower()
+        if core in _AUX - {"has", "have", "had", "does", "do", "did"} or core in FINDING_VERBS or _lemma(core):
+            return title
+    return None
+
+
+def title_examples(abstracts: Sequence[tuple[str, str, Sequence[str]]], *, seed: int = 0, k: int = 3,
+                   exclude: Iterable[str] = ()) -> list[Example]:
+    """Pairs made from a corpus's own text, no labels needed: each abstract whose title states a
+    finding is taken to support that title (its ``k`` sentences sharing most words with it, in
+    document order), and to contradict the title negated; another abstract's closest sentences
+    (the one sharing most words among 30 drawn) say nothing of it. ``abstracts``: (id, title,
+    sentences); ``exclude``: ids left out (abstracts a dev split cites)."""
+    skip = set(exclude)
+    pool = [a for a in abstracts if a[2] and a[0] not in skip]
+    out = []
+    for doc_id, title, sentences in pool:
+        claim = finding_title(title)
+        if claim is None:
+            continue
+        rng = random.Random(f"{seed}:title:{doc_id}")
+        evidence = stance_input([sentences[i] for i in select_evidence(claim, sentences, k=k)])
+        out.append(Example(claim, evidence, "support", "title"))
+        turned = negate_claim(claim, rng, negation_only=rng.random() < 0.5)
+        if turned and turned != claim:
+            out.append(Example(turned, evidence, "contradict", "title"))
+        words = content_words(claim)
+        others = [pool[rng.randrange(len(pool))] for _ in range(30)]
+        other = max((o for o in others if o[0] != doc_id),
+                    key=lambda o: len(words & content_words(" ".join(o[2]))), default=None)
+        if other is not None:
+            out.append(Example(claim, stance_input([other[2][i] for i in select_evidence(claim, other[2], k=k)]),
+                               "nei", "title"))
     return out
 
 

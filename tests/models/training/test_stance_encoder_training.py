@@ -15,17 +15,48 @@ from rag_core.models.training.claims import ClaimDocument
 
 
 @pytest.mark.parametrize(("claim", "turned"), [
-    ("Vitamin D increases bone density.", "Vitamin D decreases bone density."),
-    ("ALDH1 expression is associated with better outcomes.", None),  # two edits possible: checked below
-    ("Smoking is not associated with longevity.", "Smoking is associated with longevity."),
-    ("Higher doses reduce mortality.", None),
+    ("Vitamin D increases bone density.", {"Vitamin D decreases bone density.",
+                                           "Vitamin D does not increase bone density."}),
+    ("ALDH1 expression is associated with better outcomes.", {
+        "ALDH1 expression is not associated with better outcomes.",
+        "ALDH1 expression is associated with worse outcomes."}),
+    ("Smoking is not associated with longevity.", {"Smoking is associated with longevity."}),
+    ("Autophagy mediates degradation of nuclear lamina", {"Autophagy does not mediate degradation of nuclear lamina"}),
+    ("TGF-β and insulin signaling regulate aging", {"TGF-β and insulin signaling do not regulate aging"}),
 ])
 def test_a_claim_is_turned_around_by_one_edit(claim, turned):
-    out = T.negate_claim(claim, random.Random(0))
-    assert out and out != claim
-    if turned:
-        assert out == turned
-    assert abs(len(out.split()) - len(claim.split())) <= 1  # one word swapped, put in or taken out
+    for seed in range(4):
+        assert T.negate_claim(claim, random.Random(seed)) in turned
+
+
+def test_the_logical_opposite_only_negates():
+    assert T.negate_claim("Vitamin D increases bone density.", negation_only=True) == \
+        "Vitamin D does not increase bone density."
+    assert T.negate_claim("Helicobacter hepaticus does not induce colitis", negation_only=True) == \
+        "Helicobacter hepaticus does induce colitis"
+    # no double negation, no negation in a leading clause
+    assert T.negate_claim("Wastewater levels had no correlation with cases.", negation_only=True) is None
+    assert T.negate_claim("If you have symptoms, you can spread the virus.", negation_only=True) is None
+
+
+def test_a_title_that_states_a_finding_is_a_claim_its_abstract_supports():
+    assert T.finding_title("An IL-13 inhibitor blocks the development of hepatic fibrosis.") == \
+        "An IL-13 inhibitor blocks the development of hepatic fibrosis"
+    for topic in ("Cell-cell adhesion and signalling.", "Association Between ADHD and Obesity: A Meta-Analysis",
+                  "What is the best way to help caregivers?"):
+        assert T.finding_title(topic) is None
+    abstracts = [("a", "Drug A inhibits tumour growth in mice",
+                  ("Mice were treated.", "Drug A inhibited tumour growth.")),
+                 ("b", "Weather patterns in spring", ("Spring was mild.", "Rain fell.")),
+                 ("c", "Drug C reduces fever in adults", ("Drug C reduced fever.", "Adults took part."))]
+    examples = T.title_examples(abstracts, seed=0, k=1)
+    by_label = {e.label: e for e in examples if e.claim.startswith("Drug A") or e.claim.startswith("Drug A does")}
+    assert by_label["support"].evidence == "Drug A inhibited tumour growth."
+    assert by_label["contradict"].claim in {"Drug A does not inhibit tumour growth in mice",
+                                            "Drug A promotes tumour growth in mice"}
+    assert by_label["contradict"].evidence == by_label["support"].evidence
+    assert by_label["nei"].evidence != by_label["support"].evidence
+    assert not [e for e in T.title_examples(abstracts, exclude={"a"}) if e.claim.startswith("Drug A")]
 
 
 def test_a_claim_with_nothing_to_turn_is_left_alone():

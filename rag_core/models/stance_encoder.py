@@ -99,7 +99,8 @@ class StanceEncoder:
         self.head.eval()
 
     def logits(self, claims: Sequence[str], evidence: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
-        """Raw logits of each (claim, evidence) pair."""
+        """Raw logits of each (claim, evidence) pair, read in batches of similar length (a short
+        pair is never padded to a long one's length)."""
         import torch
 
         claims, evidence = list(claims), list(evidence)
@@ -107,11 +108,18 @@ class StanceEncoder:
             raise ValueError("claims and evidence must pair up")
         if not claims:
             return np.zeros((0, len(CLASSES)), dtype=np.float32)
-        order = np.argsort([len(a) + len(b) for a, b in zip(claims, evidence, strict=True)], kind="stable")
+        lengths = [len(a) + len(b) for a, b in zip(claims, evidence, strict=True)]
+        order = [int(i) for i in np.argsort(lengths, kind="stable")]
+        batches, current = [], []
+        for i in order:  # a new batch when it is full or this pair is half as long again as its first
+            if current and (len(current) >= batch_size or lengths[i] > 1.5 * max(lengths[current[0]], 40)):
+                batches.append(current)
+                current = []
+            current.append(i)
+        batches.append(current)
         out = np.zeros((len(claims), len(CLASSES)), dtype=np.float32)
         with self._lock, torch.inference_mode():
-            for i in range(0, len(order), batch_size):
-                rows = order[i:i + batch_size]
+            for rows in batches:
                 batch = self.tokenizer([claims[j] for j in rows], [evidence[j] for j in rows], truncation="only_second",
                                        max_length=self.max_length, padding=True, return_tensors="pt")
                 hidden = self.encoder(**batch).last_hidden_state

@@ -308,7 +308,7 @@ ENVIRONMENT_VARIABLES = {
     SKIP_OCR_ENV: "1 to make scripts/setup.sh skip installing Tesseract (OCR of scanned PDFs)",
     ENCODER_ENV: "the bi-encoder variant: auto (int8 ONNX Runtime on a CPU, torch on a GPU), torch, onnx-int8 "
     "or onnx-fp32",
-    MODEL_CACHE_ENV: "where bi-encoders converted to ONNX are kept, with their checksums "
+    MODEL_CACHE_ENV: "where bi-encoders and the stance reader converted to ONNX are kept, with their checksums "
     "(default: ~/.cache/rag_core/onnx)",
     STORE_ENV: "where collections live: a `postgresql://` URL for a shared store (default: the data folder)",
     CACHE_DIR_ENV: "where rag_core keeps machine-specific caches, such as the ingest rates behind its time "

@@ -22,7 +22,7 @@ PIP=(.venv/bin/python -m pip --disable-pip-version-check -q)
 # Pinned first: an unpinned torch pulls a multi-GB CUDA build.
 "${PIP[@]}" install "torch==2.13.0"
 "${PIP[@]}" install -e ".[test]"
-# Convert the bundled bi-encoder to ONNX (fp32 and int8) now rather than at first use
+# Convert the bundled bi-encoder to ONNX (fp32 and int8), and the stance reader, now rather than at first use
 # (about a minute; cached under the user cache folder with checksums, nothing downloaded).
 HF_HUB_OFFLINE=1 .venv/bin/rag-core models --prepare >/dev/null \
   || echo "note: the ONNX conversion failed; rag-core models says why (torch is used meanwhile)" >&2

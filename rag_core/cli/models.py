@@ -1,4 +1,5 @@
-"""``rag-core models``: where each model loads from, and the bi-encoder's ONNX variants."""
+"""``rag-core models``: where each model loads from, the bi-encoder's ONNX variants, the query
+head and the stance reader."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ def cmd_models(args) -> int:
 
     head = query_head_status()
     query_head = {"asked": head.asked, "used": head.head.name if head.head else None, "detail": head.detail}
+    reader = _reader_report(prepare=args.prepare)
     if args.json:
         print(json.dumps({"device": select_device(import_torch=False), "models": rows, "encoder": encoder,
-                          "query_head": query_head}, indent=1))
+                          "query_head": query_head, "stance_reader": reader}, indent=1))
     else:
         print(f"device: {select_device(import_torch=False)}")
         for r in rows:
@@ -35,7 +37,30 @@ def cmd_models(args) -> int:
         if encoder["fallback"]:
             print(f"{'':14s} using torch instead of {encoder['planned']}: {encoder['fallback']}")
         print(f"{'query head':14s} {query_head['detail']}")
+        print(f"{'stance reader':14s} {reader['detail']}")
     return EXIT_OK
+
+
+def _reader_report(*, prepare: bool) -> dict:
+    """The stance reader: its name, and whether it runs on ONNX Runtime (prepared) or PyTorch."""
+    from rag_core.models import stance_encoder as SE
+
+    try:
+        card, _ = SE._checked_card(SE.ENCODER_DIR)
+    except SE.StanceEncoderError as exc:
+        return {"name": None, "backend": None, "detail": f"not usable ({exc}): citation checks use the rules' "
+                                                         "answer and the logistic regression"}
+    name = card.get("name")
+    if prepare:
+        try:
+            SE.prepare_onnx_reader()
+        except SE.StanceEncoderError as exc:
+            return {"name": name, "backend": "torch", "detail": f"{name}: on PyTorch ({exc})"}
+    try:
+        SE.OnnxStanceReader()
+    except SE.StanceEncoderError as exc:
+        return {"name": name, "backend": "torch", "detail": f"{name}: on PyTorch ({exc})"}
+    return {"name": name, "backend": SE.READER_VARIANT, "detail": f"{name}: {SE.READER_VARIANT}, prepared"}
 
 
 def _encoder_report(name: str, *, prepare: bool) -> dict:
@@ -90,5 +115,6 @@ def add_parsers(sub, common) -> None:
     p.add_argument("--cross-encoder")
     p.add_argument("--json", action="store_true")
     p.add_argument("--prepare", action="store_true",
-                   help="convert the bi-encoder to ONNX (fp32 and int8) now instead of at first use")
+                   help="convert the bi-encoder (fp32 and int8) and the stance reader to ONNX now instead of at "
+                        "first use")
     p.set_defaults(func=cmd_models)

@@ -187,3 +187,21 @@ def test_a_missing_or_damaged_reader_is_refused_with_what_to_do(tmp_path, damage
     with pytest.raises(SE.StanceEncoderError) as err:
         SE.load_stance_encoder(folder)
     assert "stance reader" in str(err.value)
+
+
+@shipped
+@pytest.mark.slow
+def test_the_shipped_reader_on_onnx_runtime_reads_as_pytorch_does(tmp_path):
+    cache = tmp_path / "cache"
+    SE.clear_stance_encoders()
+    with pytest.raises(SE.StanceEncoderError, match="not prepared"):
+        SE.OnnxStanceReader(cache_dir=cache)
+    SE.prepare_onnx_reader(cache_dir=cache)
+    onnx = SE.OnnxStanceReader(cache_dir=cache)
+    torch_reader = SE.load_stance_encoder(backend="torch")
+    claims = ["Aspirin reduces the risk of stroke.", "Exercise improves memory in older adults."]
+    evidence = ["In the trial aspirin did not reduce the risk of stroke (p = 0.4). Bleeding was more common.",
+                "Memory scores rose after six months of walking in adults over 65."]
+    assert np.allclose(onnx.probabilities(claims, evidence), torch_reader.probabilities(claims, evidence), atol=1e-4)
+    assert onnx.name == torch_reader.name and onnx.card["decision"] == torch_reader.card["decision"]
+    SE.clear_stance_encoders()

@@ -6,15 +6,16 @@ and print its dev figures.
 Training data: the train parts of every dataset of ../shared/data/claims (SciFact train claims
 outside the dev slice, Check-COVID's train file, HealthVer dev outside the dev slice,
 COVID-Fact and CLIMATE-FEVER outside theirs), made into (claim, evidence) pairs with
-counterfactual claims, and claims made from the finding titles of the SciFact and Check-COVID
-corpora (no labels; the abstracts the dev splits cite left out) (rag_core/models/training/
-stance_encoder.py). Dev figures: SciFact's dev
+counterfactual claims (rag_core/models/training/stance_encoder.py). Two more sources of pairs
+were tried and measured worse on the dev splits through the check (docs/citations.md): claims made
+from the corpora's finding titles (``--titles``) and a contradicted claim's negation read as
+supported (``--opposite``). Dev figures: SciFact's dev
 slice, Check-COVID dev, HealthVer's dev slice, never trained on; the evidence handed to the
 reader is the three sentences sharing most words with the claim (the check itself picks by
 bi-encoder cosine and key words: benchmarks/bench_stance.py measures that path).
 
 The run writes its progress to standard output (and --log); on these 2 CPU cores the default
-settings take about an hour (1.5 epochs). ``--limit`` trains on the first N pairs (a smoke run).
+settings take about an hour (2 epochs). ``--limit`` trains on the first N pairs (a smoke run).
 """
 
 from __future__ import annotations
@@ -110,14 +111,16 @@ def main(argv=None) -> int:
     parser.add_argument("--claims", default=None)
     parser.add_argument("--out", default=str(SE.ENCODER_DIR))
     parser.add_argument("--log", default=None, help="also append progress to this file")
-    parser.add_argument("--epochs", type=float, default=1.5)
+    parser.add_argument("--epochs", type=float, default=2.0)
     parser.add_argument("--lr", type=float, default=T.TrainConfig.learning_rate)
     parser.add_argument("--rank", type=int, default=T.TrainConfig.lora_rank)
     parser.add_argument("--batch-size", type=int, default=T.TrainConfig.batch_size)
     parser.add_argument("--max-length", type=int, default=T.TrainConfig.max_length)
     parser.add_argument("--no-counterfactual", action="store_true")
-    parser.add_argument("--no-titles", dest="titles", action="store_false",
-                        help="leave out the claims made from the corpora's finding titles")
+    parser.add_argument("--titles", action="store_true",
+                        help="add claims made from the corpora's finding titles (tried: worse on dev)")
+    parser.add_argument("--opposite", action="store_true",
+                        help="add a contradicted claim's negation as supported (tried: worse on dev)")
     parser.add_argument("--limit", type=int, default=None, help="train on at most N pairs (a smoke run)")
     parser.add_argument("--dev-limit", type=int, default=None, help="at most N documents per dev split")
     parser.add_argument("--evaluate-every", type=int, default=0, help="dev figures every N steps")
@@ -138,7 +141,8 @@ def main(argv=None) -> int:
     train_docs, dev = read_data(folder)
     if args.dev_limit:
         dev = {k: v[:args.dev_limit] for k, v in dev.items()}
-    examples = T.make_examples(train_docs, seed=args.seed, counterfactual=not args.no_counterfactual)
+    examples = T.make_examples(train_docs, seed=args.seed, counterfactual=not args.no_counterfactual,
+                               opposite_of_contradicted=args.opposite)
     if args.titles:  # the dev splits' abstracts left out, so the dev figures stay honest
         cited_by_dev = {f"{d.dataset}:{d.doc_id}" for docs in dev.values() for d in docs}
         examples += T.title_examples(corpus_abstracts(folder), seed=args.seed, exclude=cited_by_dev)
@@ -188,7 +192,8 @@ def main(argv=None) -> int:
         "data_files": files, "licences": LICENCES,
         "non_commercial": "Trained partly on SciFact (CC BY-NC 2.0): non-commercial use only.",
         "training": {"documents": len(train_docs), "pairs": len(examples), "pairs_by_origin": origins,
-                     "counterfactual": not args.no_counterfactual, "titles": args.titles, "limit": args.limit,
+                     "counterfactual": not args.no_counterfactual, "titles": args.titles,
+                     "opposite_of_contradicted": args.opposite, "limit": args.limit,
                      "minutes": round((time.time() - start) / 60, 1), "history": history},
         "dev_figures_note": "argmax of the reader on the three sentences sharing most words with the claim; the "
                             "check's own figures (evidence picked by cosine and key words, with the rules) are in "

@@ -10,9 +10,9 @@ The recipe, chosen on the project's dev splits (docs/citations.md):
 * **Counterfactual claims** (:func:`negate_claim`): a supported claim turned around by one
   edit — a direction word swapped for its opposite (increases/decreases, better/worse,
   higher/lower, ...), or a negation put in or taken out after its auxiliary — is contradicted
-  by the same evidence; a contradicted claim negated (its logical opposite only) is supported;
-  the same edit of a claim the evidence does not address stays ``nei``, so a "not" alone never
-  means "contradicts".
+  by the same evidence (with ``opposite_of_contradicted``, a contradicted claim negated, its
+  logical opposite only, is supported: tried, worse on dev); the same edit of a claim the
+  evidence does not address stays ``nei``, so a "not" alone never means "contradicts".
 * **Low-rank updates** (:class:`LoRALinear`) of every linear layer of the six blocks, a
   classification head over the mean of the token states, classes balanced in the loss,
   batches of similar length, AdamW with a linear warm-up and decay.
@@ -187,7 +187,7 @@ class Example:
 
 
 def make_examples(docs: Iterable[ClaimDocument], *, seed: int = 0, counterfactual: bool = True,
-                  singles: bool = True, opposite_of_contradicted: bool = True) -> list[Example]:
+                  singles: bool = True, opposite_of_contradicted: bool = False) -> list[Example]:
     """Training pairs from labelled claim-document rows (see the module's docstring)."""
     out: list[Example] = []
     for doc in docs:

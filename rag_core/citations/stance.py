@@ -287,7 +287,8 @@ def clear_cache() -> None:
 
 # How the reader's probabilities become a stance, when its card does not say (the card's
 # "decision" holds the values chosen on the dev splits: docs/citations.md).
-READER_DECISION = {"combine": "set", "contradict": 0.5, "support": 0.5, "rules_keep": 1.01}
+READER_DECISION = {"combine": "set", "contradict": 0.5, "support": 0.5, "rules_keep": 1.01, "not_found": False,
+                   "not_found_support": 1.01}
 
 
 def load_reader():

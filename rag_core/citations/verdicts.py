@@ -589,7 +589,8 @@ def _stance_of_not_found(result: CitationCheck, ranked: Sequence[dict]) -> None:
         reader = st.load_reader()
     except (StanceEncoderError, ImportError, OSError):
         return
-    if not st.reader_decision(reader).get("not_found"):
+    settings = st.reader_decision(reader)
+    if not settings.get("not_found"):
         return
     rows = _cited_first(ranked, result.cited_sources)
     if result.cited_sources and rows[0].get("source") not in set(result.cited_sources):
@@ -597,6 +598,8 @@ def _stance_of_not_found(result: CitationCheck, ranked: Sequence[dict]) -> None:
     decision = st.decide(result.quote, rows, rules_meaning="unclear", reader=reader)
     if decision.stance == "nei" or decision.model == "rules" or not decision.evidence_sentences:
         return
+    if decision.stance == "supports" and decision.score < settings.get("not_found_support", 1.01):
+        return  # a statement found nowhere is called supported only by a reader that is sure
     deciding = decision.evidence_sentences[0]
     result.verdict = "related"
     result.stance, result.stance_score, result.stance_model = decision.stance, decision.score, decision.model

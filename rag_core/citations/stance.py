@@ -288,7 +288,7 @@ def clear_cache() -> None:
 # How the reader's probabilities become a stance, when its card does not say (the card's
 # "decision" holds the values chosen on the dev splits: docs/citations.md).
 READER_DECISION = {"combine": "set", "contradict": 0.5, "support": 0.5, "rules_keep": 1.01, "not_found": False,
-                   "not_found_support": 1.01}
+                   "not_found_support": 1.01, "not_found_combine": "each"}
 
 
 def load_reader():
@@ -306,10 +306,16 @@ def reader_decision(reader) -> dict:
 
 
 def combined(p_set: np.ndarray, p_each: np.ndarray, combine: str = "set") -> np.ndarray:
-    """The probabilities a decision reads: the evidence read together (``set``), or with the
-    strongest single sentence's support and contradiction beside it (``max``)."""
+    """The probabilities a decision reads: the evidence read together (``set``), with the
+    strongest single sentence's support and contradiction beside it (``max``), or the single
+    sentences alone (``each``: one sentence must decide)."""
     p = np.asarray(p_set, dtype=np.float64).copy()
-    if combine == "max" and len(p_each):
+    if combine == "each":
+        if not len(p_each):
+            return np.array([0.0, 0.0, 1.0])
+        p[0], p[1] = float(np.max(p_each[:, 0])), float(np.max(p_each[:, 1]))
+        p[2] = 1.0 - min(1.0, max(p[0], p[1]))
+    elif combine == "max" and len(p_each):
         p[0] = max(p[0], float(np.max(p_each[:, 0])))
         p[1] = max(p[1], float(np.max(p_each[:, 1])))
         p[2] = 1.0 - min(1.0, max(p[0], p[1]))
@@ -336,7 +342,7 @@ def _order_in_document(rows: Sequence[dict]) -> list[int]:
 
 
 def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: np.ndarray, order,
-                        rules_meaning: str | None) -> StanceDecision:
+                        rules_meaning: str | None, combine: str | None = None) -> StanceDecision:
     from rag_core.models.stance_encoder import stance_input
 
     settings = reader_decision(reader)
@@ -344,7 +350,7 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
     texts = [stance_input(in_document), *[r["sentence"] for r in chosen]]
     probs = reader.probabilities([statement] * len(texts), texts)
     p_set, p_each = probs[0], probs[1:]
-    p = combined(p_set, p_each, settings["combine"])
+    p = combined(p_set, p_each, combine or settings["combine"])
     stance, score = reader_stance(p, rules_meaning, settings)
     evidence = []
     for r, i, q in zip(chosen, order, p_each, strict=True):
@@ -458,13 +464,15 @@ def aggregate(model: StanceModel, probs: np.ndarray, rules_meaning: str | None =
 def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[dict] | None = None,
            rules_meaning: str | None = None, model: StanceModel | None = None,
            embed: Callable[[list[str]], np.ndarray] | None = None, top: int = EVIDENCE_TOP,
-           may_flag: bool | None = None, reader=None, use_reader: bool = True) -> StanceDecision:
+           may_flag: bool | None = None, reader=None, use_reader: bool = True,
+           combine: str | None = None) -> StanceDecision:
     """The stance of the ``candidates`` (passages, best first: the cited document's first) on
     ``statement``. ``cues``/``rules_meaning``: the rules' answer, given back (``model="rules"``)
     when no learned part can be used or the bi-encoder is not at hand. ``reader``: the stance
     reader (default :func:`load_reader`; ``use_reader=False`` leaves it out); without one the
     logistic regression ``model`` decides (default :func:`load_model`), and ``may_flag`` says
-    whether it may contradict where the rules found no conflict (default STANCE_MAY_FLAG)."""
+    whether it may contradict where the rules found no conflict (default STANCE_MAY_FLAG).
+    ``combine``: how the reader's readings combine (:func:`combined`; default its card's)."""
     from rag_core.settings import STANCE_MAY_FLAG
 
     may_flag = STANCE_MAY_FLAG if may_flag is None else may_flag
@@ -509,7 +517,7 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     chosen = [rows[i] for i in order]
     if reader is not None:
         try:
-            return _decide_with_reader(reader, statement, chosen, relevance, order, rules_meaning)
+            return _decide_with_reader(reader, statement, chosen, relevance, order, rules_meaning, combine)
         except (RuntimeError, ValueError) as exc:
             return fallback(f"The stance reader failed ({exc}).")
     if model.embedding_dim is not None and vectors.shape[1] != model.embedding_dim:

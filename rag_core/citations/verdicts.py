@@ -595,7 +595,8 @@ def _stance_of_not_found(result: CitationCheck, ranked: Sequence[dict]) -> None:
     rows = _cited_first(ranked, result.cited_sources)
     if result.cited_sources and rows[0].get("source") not in set(result.cited_sources):
         return  # the cited document is not among them: nothing it says to read
-    decision = st.decide(result.quote, rows, rules_meaning="unclear", reader=reader)
+    decision = st.decide(result.quote, rows, rules_meaning="unclear", reader=reader,
+                         combine=settings.get("not_found_combine"))
     if decision.stance == "nei" or decision.model == "rules" or not decision.evidence_sentences:
         return
     if decision.stance == "supports" and decision.score < settings.get("not_found_support", 1.01):

@@ -73,6 +73,8 @@ def test_combining_reads_the_strongest_single_sentence_beside_the_set():
     each = np.array([[0.1, 0.7, 0.2], [0.6, 0.1, 0.3]])
     assert np.allclose(st.combined(p_set, each, "set"), p_set)
     assert np.allclose(st.combined(p_set, each, "max")[:2], [0.6, 0.7])
+    assert np.allclose(st.combined(p_set, each, "each"), [0.6, 0.7, 0.3])  # the single sentences alone
+    assert np.allclose(st.combined(p_set, each[:0], "each"), [0.0, 0.0, 1.0])
 
 
 def test_the_reader_decides_a_related_check_and_puts_the_deciding_sentence_first():
@@ -136,6 +138,27 @@ def test_a_statement_found_nowhere_is_not_read_where_the_card_or_the_caller_says
     check = not_found_check(cited=("b.pdf",))  # the cited document is not among the closest passages
     apply_stance(check, rows)
     assert check.verdict == "not_found"
+
+
+class TogetherReader(FakeReader):
+    """Supports whatever several sentences read together say; no single sentence decides."""
+
+    def probabilities(self, claims, evidence):
+        return np.asarray([[0.95, 0.02, 0.03] if text.count(".") > 1 else [0.1, 0.1, 0.8] for text in evidence])
+
+
+def test_a_statement_found_nowhere_needs_one_sentence_that_answers_it(monkeypatch):
+    """A fragment of another paper, looked for in a document it is not in: read together, that
+    document's closest sentences may seem to support it; no single one does, so it stays not found."""
+    rows = [{"text": "Dense encodings are learnable. Sparse ones are fast. Both are used.", "source": "a.pdf"}]
+    monkeypatch.setattr(st, "load_reader", lambda: TogetherReader({**DECISION, "not_found": True}))
+    check = not_found_check()
+    apply_stance(check, rows)
+    assert check.verdict == "not_found" and check.meaning == "unclear" and check.stance == "nei"
+    # the same reading of a related check (its card's "set") does decide
+    check = CitationCheck(quote="Drug A increases marker B.", verdict="related", message="", meaning="unclear")
+    apply_stance(check, rows)
+    assert check.stance == "supports" and check.meaning == "same"
 
 
 shipped = pytest.mark.skipif(not (SE.ENCODER_DIR / SE.ADAPTER_FILE).is_file(), reason="no stance reader shipped")

@@ -42,6 +42,7 @@ FORMAT = "rag_core.stance_encoder"
 LORA_TARGETS = ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense",
                 "intermediate.dense", "output.dense")
 MAX_LENGTH = 256
+CLAIM_MAX_TOKENS = 128  # a claim is read up to its first 128 word pieces: the evidence keeps the rest
 # The ONNX variant the reader runs as: fp32 gives PyTorch's probabilities (the decision settings
 # were chosen on them); int8 is faster but moves them (docs/citations.md).
 READER_VARIANT = "onnx-fp32"
@@ -90,6 +91,28 @@ def build_model(location: str | None = None):
     return tokenizer, encoder, head
 
 
+def untruncated(tokenizer):
+    """A copy of a ``tokenizers.Tokenizer`` that neither truncates nor pads (for :func:`cut_claims`)."""
+    from tokenizers import Tokenizer
+
+    copy = Tokenizer.from_str(tokenizer.to_str())
+    copy.no_truncation()
+    copy.no_padding()
+    return copy
+
+
+def cut_claims(tokenizer, claims: Sequence[str], limit: int = CLAIM_MAX_TOKENS) -> list[str]:
+    """Each claim cut after its first ``limit`` word pieces (``tokenizer``: a ``tokenizers.Tokenizer``
+    that does not truncate: :func:`untruncated`), so a pair always has room for its evidence: a
+    10,000-character statement is read by its start."""
+    cut: dict[str, str] = {}
+    for claim in claims:
+        if claim not in cut:
+            encoding = tokenizer.encode(claim, add_special_tokens=False)
+            cut[claim] = claim if len(encoding.ids) <= limit else claim[:encoding.offsets[limit - 1][1]]
+    return [cut[c] for c in claims]
+
+
 def mean_pool(hidden, mask):
     """The mean of the token states a mask keeps (the bi-encoder's own pooling)."""
     mask = mask.unsqueeze(-1).to(hidden.dtype)
@@ -104,6 +127,7 @@ class StanceEncoder:
         self.tokenizer, self.encoder, self.head = tokenizer, encoder, head
         self.name, self.temperature, self.card = name, temperature, card or {}
         self.max_length = max_length
+        self._claim_tokenizer = untruncated(tokenizer.backend_tokenizer)
         self._lock = threading.Lock()
         self.encoder.eval()
         self.head.eval()
@@ -118,6 +142,7 @@ class StanceEncoder:
             raise ValueError("claims and evidence must pair up")
         if not claims:
             return np.zeros((0, len(CLASSES)), dtype=np.float32)
+        claims = cut_claims(self._claim_tokenizer, claims, min(CLAIM_MAX_TOKENS, self.max_length // 2))
         lengths = [len(a) + len(b) for a, b in zip(claims, evidence, strict=True)]
         order = [int(i) for i in np.argsort(lengths, kind="stable")]
         batches, current = [], []
@@ -335,6 +360,7 @@ class OnnxStanceReader:
         self.variant = variant
         self.tokenizer = Tokenizer.from_file(str(merged / "tokenizer.json"))
         self.tokenizer.no_padding()
+        self._claim_tokenizer = untruncated(self.tokenizer)
         self.tokenizer.enable_truncation(max_length=self.max_length, strategy="only_second")
         self._pad = self.tokenizer.token_to_id("[PAD]") or 0
         options = ort.SessionOptions()
@@ -352,6 +378,7 @@ class OnnxStanceReader:
         out = np.zeros((len(claims), len(CLASSES)), dtype=np.float32)
         if not claims:
             return out
+        claims = cut_claims(self._claim_tokenizer, claims, min(CLAIM_MAX_TOKENS, self.max_length // 2))
         encoded = self.tokenizer.encode_batch(list(zip(claims, evidence, strict=True)))
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].ids))
         batches, current = [], []

@@ -191,6 +191,22 @@ def test_the_shipped_reader_loads_offline_and_reads_a_contradiction(monkeypatch)
     assert p[0, 1] > p[0, 0] and p[1, 0] > p[1, 1]
 
 
+@shipped
+def test_a_claim_longer_than_the_reader_reads_is_read_by_its_start(monkeypatch):
+    """A 10,000-character statement (a Verify link's limit) left no room for the evidence and the
+    tokenizer refused the pair; the claim is now cut after CLAIM_MAX_TOKENS word pieces."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    reader = SE.load_stance_encoder()
+    long_claim = ("dense retrieval " * 700)[:10_000]
+    p = reader.probabilities([long_claim, "Dense retrieval works."], ["DPR beats BM25.", "DPR beats BM25."])
+    assert p.shape == (2, 3) and np.allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    tokenizer = SE.untruncated(getattr(reader.tokenizer, "backend_tokenizer", reader.tokenizer))
+    [cut] = SE.cut_claims(tokenizer, [long_claim])
+    assert long_claim.startswith(cut) and len(tokenizer.encode(cut, add_special_tokens=False).ids) == \
+        SE.CLAIM_MAX_TOKENS
+    assert SE.cut_claims(tokenizer, ["A short claim."]) == ["A short claim."]
+
+
 @pytest.mark.parametrize("damage", ["missing", "garbled", "no card", "other format"])
 def test_a_missing_or_damaged_reader_is_refused_with_what_to_do(tmp_path, damage):
     folder = tmp_path / "reader"

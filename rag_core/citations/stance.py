@@ -518,8 +518,8 @@ def decide(statement: str, candidates: Sequence[dict | str], *, cues: Sequence[d
     if reader is not None:
         try:
             return _decide_with_reader(reader, statement, chosen, relevance, order, rules_meaning, combine)
-        except (RuntimeError, ValueError) as exc:
-            return fallback(f"The stance reader failed ({exc}).")
+        except Exception as exc:  # noqa: BLE001 - tokenizers and ONNX Runtime raise their own or bare
+            return fallback(f"The stance reader failed ({exc}).")  # Exceptions: a failed reading never fails a check
     if model.embedding_dim is not None and vectors.shape[1] != model.embedding_dim:
         return fallback("The stance model was fitted on another embedding size.")
     probs = classify(model, statement, [r["sentence"] for r in chosen], u, v[order])

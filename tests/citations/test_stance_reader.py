@@ -108,6 +108,18 @@ def test_without_the_reader_the_logistic_regression_decides_and_says_why(monkeyp
     assert "stance reader could not be used" in decision.note
 
 
+class BrokenReader(FakeReader):
+    def probabilities(self, claims, evidence):
+        raise Exception("Truncation error: Sequence to truncate too short")  # what tokenizers raises
+
+
+def test_a_reader_that_fails_gives_the_rules_answer_and_says_why():
+    decision = st.decide("Drug A increases marker B.", ["Drug A reduced marker B."], rules_meaning="changed",
+                         reader=BrokenReader())
+    assert decision.model == "rules" and decision.stance == "contradicts"
+    assert "The stance reader failed (Truncation error" in decision.note
+
+
 def not_found_check(cited=("a.pdf",)):
     return CitationCheck(quote="Drug A increases marker B.", verdict="not_found", message="nothing close",
                          meaning="unclear", cited_sources=list(cited))

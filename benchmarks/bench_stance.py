@@ -192,6 +192,8 @@ def tune(rows_by_split: dict, labelled: list[dict], whole: list[dict] | None = N
         let_through = sum(r["rules"] == "changed" and apply(r, decision) != "contradict"
                           for r in labelled if r["kind"] == "contradiction")
         value = objective(fs) - 0.05 * (false_alarms + let_through)
+        if any(f["supports_flagged_changed"] > 0.10 for f in fs):
+            continue  # a correct citation flagged "changed" more than one time in ten: never, whatever it gains
         if whole:  # the labelled set through the whole check: its limits are the product's
             f = labelled_figures(whole, decision)
             if f["false_changed"] > 0.03 * f["harmless"] or f["caught"] < 0.6 * f["contradictions"] \

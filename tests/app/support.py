@@ -129,6 +129,14 @@ def app_in_chromium(data_dir: Path, *, width: int = 1600, height: int = 1000, ti
         stop_server(server)
 
 
+def settled(page, expect) -> None:
+    """Once the rerun is done and drawn: Streamlit leaves a stale copy of an element beside its new
+    one while a rerun runs (on a busy machine, for seconds), so a locator can match both."""
+    page.wait_for_timeout(400)  # the rerun a click or an upload starts may not have begun yet
+    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
+    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=120_000)
+
+
 def tall_screenshot(page, path: Path, element=None, *, width: int = 1600, height: int = 1000) -> None:
     """A screenshot 1,800 px tall (``element`` scrolled to the top first), then the window as it
     was; no traceback may be on the page."""

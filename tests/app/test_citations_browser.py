@@ -23,7 +23,7 @@ import urllib.parse
 import pytest
 
 from tests.app.manuscript import BERT
-from tests.app.support import COLLECTION, app_in_chromium, tall_screenshot
+from tests.app.support import COLLECTION, app_in_chromium, settled, tall_screenshot
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow
@@ -89,6 +89,7 @@ def test_citations_in_the_browser(built_data_dir, tmp_path):
         page.get_by_role("radio", name="A whole manuscript").click()
         page.locator('.st-key-ms_file input[type="file"]').set_input_files(str(draft))
         page.locator('.st-key-ms_bib input[type="file"]').set_input_files(str(bib))
+        settled(page, expect)  # the uploads' reruns drawn: no stale copy of the button beside the new one
         page.get_by_role("button", name="Find the statements").click()
         expect(page.get_by_text("3 works cited; refs.bib: 4 records, 3 of them "
                                 "cited", exact=False)).to_be_visible()

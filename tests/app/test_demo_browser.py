@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
-from tests.app.support import COLLECTION, small_pdfs
+from tests.app.support import COLLECTION, settled, small_pdfs
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow
@@ -149,7 +149,9 @@ def test_after_an_upload_the_embedding_status_reaches_ready_without_a_reload(ser
     pdfs = small_pdfs()
     page.locator('[data-testid="stFileUploader"]').filter(has_text="PDF files").locator(
         '[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(p) for p in pdfs])
+    settled(page, expect)  # no stale disabled copy of the button left beside the new one
     add = page.get_by_role("button", name="Add to collection")
+    expect(add).to_have_count(1)
     expect(add).to_be_enabled()
     add.click()
     # the progress bar comes beside the button that started it, in the window (not below the fold)

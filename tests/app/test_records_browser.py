@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.support import app_in_chromium, small_pdfs, tall_screenshot
+from tests.app.support import app_in_chromium, settled, small_pdfs, tall_screenshot
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow
@@ -62,6 +62,7 @@ def test_import_a_bib_correct_a_year_and_check_a_manuscript(data_dir, tmp_path):
         expect(heading).to_be_visible(timeout=120_000)
         uploader = page.locator('[data-testid="stFileUploader"]').filter(has_text="reference manager")
         uploader.locator('input[type="file"]').set_input_files(str(bib))
+        settled(page, expect)  # the upload's rerun drawn: no stale disabled copy of the button
         button = page.get_by_role("button", name="Import records", exact=True)
         expect(button).to_be_enabled()
         button.click()

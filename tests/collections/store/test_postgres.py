@@ -566,7 +566,7 @@ def test_serve_db_prints_a_working_store_line(tmp_path):
 def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
     """A PDF uploaded in the app on one port is found by the app on another port (a real browser)."""
     from rag_core.testing import CHROMIUM, CHROMIUM_ARGS, free_port, stop_server, wait_healthy
-    from tests.app.support import quote_from
+    from tests.app.support import quote_from, settled
     from tests.app.test_e2e_browser import compare
 
     if not CHROMIUM.is_file():
@@ -597,6 +597,7 @@ def test_two_app_instances_share_one_postgres(pg_url, pdf_dir, tmp_path):
                 first.get_by_role("button", name="Create collection").click()
                 expect(first.get_by_text("Created collection “lab library”")).to_be_visible(timeout=60_000)
                 first.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files([str(pdf)])
+                settled(first, expect)  # the upload's rerun drawn: no stale disabled copy of the button
                 first.get_by_role("button", name="Add to collection").click()
                 expect(first.get_by_text("Last upload: 1 of 1 file(s) added")).to_be_visible(timeout=300_000)
 

@@ -46,6 +46,10 @@ QUESTIONS_ASKED = [  # each occurs word for word somewhere, so the exact list ha
     "dense passage retrieval", "masked language model", "zero-noise extrapolation", "traversable wormhole",
     "retrieval-augmented generation", "error mitigation", "cross-attention", "dark matter",
     "de Sitter vacua", "trace trees", "table structure", "scientific papers",
+    # more, so that up to 24 runs never ask a question twice (an answer kept from before is faster)
+    "open-domain question answering", "next sentence prediction", "quantum error mitigation", "noise scaling",
+    "cosmological constant", "reading comprehension", "positional encoding", "supersymmetry", "scalar field",
+    "self-attention", "knowledge-intensive tasks", "quantum circuits",
 ]
 STATEMENTS = [  # one check each, every one with other evidence (quotes, near quotes, claims, each in a new place)
     "Dense passage retrieval outperforms a strong Lucene-BM25 system on open-domain question answering.",
@@ -80,8 +84,15 @@ LISTS_DRAWN = """([query, lists]) => {
     t => fresh(t) && t.offsetHeight > 40 && (t.matches('.rc-cards') ? t.querySelector('.rc-card') : true));
   // an exact search that found nothing is one line above the two ranked lists (issue 20)
   const exactEmpty = [...main.querySelectorAll('.st-key-exact_empty')].some(fresh);
-  return tables.length >= (exactEmpty ? lists - 1 : lists);
+  const drawn = tables.length >= (exactEmpty ? lists - 1 : lists);
+  if (drawn && window.__rcClick !== undefined && window.__rcDrawn === undefined) window.__rcDrawn = performance.now();
+  return drawn;
 }"""
+# The page's own clock: the moment the click event fires (Playwright's click() first scrolls, waits for
+# the button to be stable for two frames and hit-tests it, ~0.05-0.1 s on these cores) and the first
+# animation frame that finds the lists drawn.
+CLICK_CLOCK = """document.addEventListener('click', () => {
+  window.__rcClick = performance.now(); window.__rcDrawn = undefined; }, true);"""
 SETTLED = """() => {
   if (document.querySelector('[data-stale="true"]')) return false;
   if (document.querySelector('[data-testid="stSpinner"]')) return false;
@@ -157,8 +168,9 @@ class RunWatch:
                 return self.finished[-1]
 
 
-def compare_once(page, watch: RunWatch, query: str, lists: int = 3) -> tuple[float, float]:
-    """(seconds to the three lists drawn, seconds to the last run's end) after clicking Compare."""
+def compare_once(page, watch: RunWatch, query: str, lists: int = 3) -> tuple[float, float, float]:
+    """(seconds to the three lists drawn, seconds to the last run's end, seconds from the click event
+    to the lists drawn by the page's own clock) after clicking Compare."""
     page.get_by_role("textbox", name="Question, claim or key words").fill(query)
     button = page.get_by_role("button", name="Compare", exact=True)
     since = watch.mark()
@@ -168,19 +180,24 @@ def compare_once(page, watch: RunWatch, query: str, lists: int = 3) -> tuple[flo
     drawn = time.perf_counter() - started
     ended = watch.wait_finished(since)
     wait(page, SETTLED)
-    return drawn, max(ended - started, drawn)
+    clicked, painted = page.evaluate("() => [window.__rcClick, window.__rcDrawn]")
+    in_page = (painted - clicked) / 1000 if clicked is not None and painted is not None else float("nan")
+    return drawn, max(ended - started, drawn), in_page
 
 
 def compare_runs(page, watch: RunWatch, runs: int, offset: int = 0) -> dict:
     compare_once(page, watch, QUESTIONS_ASKED[offset % len(QUESTIONS_ASKED)] + " ?")  # untimed: caches, model
-    drawn, settled = [], []
+    drawn, settled, in_page = [], [], []
     for n in range(runs):
-        d, s = compare_once(page, watch, QUESTIONS_ASKED[(offset + 1 + n) % len(QUESTIONS_ASKED)])
+        d, s, p = compare_once(page, watch, QUESTIONS_ASKED[(offset + 1 + n) % len(QUESTIONS_ASKED)])
         drawn.append(d)
         settled.append(s)
+        in_page.append(p)
     return {"lists_drawn_s": [round(x, 3) for x in drawn], "settled_s": [round(x, 3) for x in settled],
+            "in_page_s": [round(x, 3) for x in in_page],
             "median_lists_drawn_s": round(statistics.median(drawn), 3),
-            "median_settled_s": round(statistics.median(settled), 3)}
+            "median_settled_s": round(statistics.median(settled), 3),
+            "median_in_page_s": round(statistics.median(in_page), 3)}
 
 
 def verify_runs(page, watch: RunWatch, url: str, runs: int) -> dict:
@@ -268,6 +285,7 @@ def main() -> int:
         server, url = start_app(code, args.data_dir)
         try:
             page = browser.new_page(viewport={"width": 1680, "height": 1400})
+            page.add_init_script(CLICK_CLOCK)
             page.set_default_timeout(120_000)
             watch = RunWatch(page)
             page.goto(f"{url}/compare")
@@ -306,6 +324,9 @@ def report(f: dict) -> None:
     c = f["compare"]
     row("compare: click to the three lists drawn", "<= 0.5 s",
         f"{c['median_lists_drawn_s']:.3f} s  {c['lists_drawn_s']}")
+    if "median_in_page_s" in c:
+        row("compare: the same by the page's clock (click event to frame)", "report",
+            f"{c['median_in_page_s']:.3f} s  {c['in_page_s']}")
     row("compare: click to the last run's end (lab panel too)", "report",
         f"{c['median_settled_s']:.3f} s  {c['settled_s']}")
     if "verify" not in f:

@@ -103,14 +103,20 @@ def setup_page(key: str) -> None:
 # ---------------------------------------------------------------- literal text
 
 
-def text_line(*parts: object, bold_first: bool = False, muted: bool = False, heading: bool = False,
-              sep: str = " · ") -> None:
-    """One line of literal text: the parts joined by ``sep``, the first one bold if asked."""
+def line_html(*parts: object, bold_first: bool = False, muted: bool = False, heading: bool = False,
+              sep: str = " · ") -> str:
+    """The HTML of :func:`text_line` (every part escaped), for drawing several lines as one element."""
     pieces = [literal_html(p) for p in parts if p not in (None, "")]
     if bold_first and pieces:
         pieces[0] = f"<strong>{pieces[0]}</strong>"
     css = "rc-line" + (" rc-muted" if muted else "") + (" rc-heading" if heading else "")
-    st.html(f'<div class="{css}">{literal_html(sep).join(pieces)}</div>')
+    return f'<div class="{css}">{literal_html(sep).join(pieces)}</div>'
+
+
+def text_line(*parts: object, bold_first: bool = False, muted: bool = False, heading: bool = False,
+              sep: str = " · ") -> None:
+    """One line of literal text: the parts joined by ``sep``, the first one bold if asked."""
+    st.html(line_html(*parts, bold_first=bold_first, muted=muted, heading=heading, sep=sep))
 
 
 def note(kind: str, text: str, *, lead: str | None = None) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rag_core.atomic import write_bytes_atomic, write_json_atomic
 from rag_core.collections.store.base import (
@@ -39,7 +39,16 @@ from rag_core.collections.store.index_files import MANIFEST, file_digest, load_i
 from rag_core.errors import CollectionError, IndexFormatError
 
 if TYPE_CHECKING:
-    from rag_core.collections.store.folder.store import FolderStore
+    from contextlib import AbstractContextManager
+
+
+class FolderStore(Protocol):
+    """What the check uses of :class:`~rag_core.collections.store.folder.store.FolderStore` (named
+    here, not imported: the store imports this module)."""
+
+    def dir_for_removal(self, name: str) -> Path: ...
+
+    def writing(self, name: str) -> AbstractContextManager[None]: ...
 
 
 def check_collection(store: FolderStore, name: str, *, repair: bool) -> CheckReport:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import psycopg
 from psycopg import sql
@@ -29,7 +29,14 @@ from rag_core.collections.store.postgres.schema import VISIBLE, ann_index_name, 
 from rag_core.errors import CollectionError
 
 if TYPE_CHECKING:
-    from rag_core.collections.store.postgres.store import PostgresStore
+    from rag_core.collections.store.postgres.connection import Engine
+
+
+class PostgresStore(Protocol):
+    """What the check uses of :class:`~rag_core.collections.store.postgres.store.PostgresStore`
+    (named here, not imported: the store imports this module)."""
+
+    engine: Engine
 
 
 def check_collection(store: PostgresStore, name: str, *, repair: bool) -> CheckReport:

@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import psycopg
@@ -24,11 +24,22 @@ from rag_core.settings import PG_ANALYZE_MIN_ROWS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from contextlib import AbstractContextManager
 
     from rag_core.collections.store.postgres.connection import Engine
-    from rag_core.collections.store.postgres.store import PostgresStore
 
 log = logging.getLogger(__name__)
+
+
+class PostgresStore(Protocol):
+    """What a commit uses of :class:`~rag_core.collections.store.postgres.store.PostgresStore`
+    (named here, not imported: the store imports this module)."""
+
+    engine: Engine
+
+    def read_settings(self, name: str) -> dict: ...
+
+    def writing(self, name: str) -> AbstractContextManager[None]: ...
 
 
 def commit_documents(store: PostgresStore, name: str, *, documents: list[dict], chunks: list[dict],

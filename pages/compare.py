@@ -19,43 +19,41 @@ from pages.common.address import (
     write_address,
 )
 from pages.common.back_matter import back_matter_switch, back_matter_word
-from pages.common.cards import card_list
-from pages.common.layout import PAGES, line_html, link, note, passage_box, run_page, show_error, text_line
+from pages.common.cards import CARD_CHARS, CARDS_HEIGHT, MOVE_MARKERS, card_list
+from pages.common.compare_lab import MEMO_KEY, lab_lists, lab_panel, slim
+from pages.common.layout import PAGES, link, note, run_page, text_line
+from pages.common.passage_dialog import TURN_KEY, passage_dialog
 from pages.common.state import (
     document_titles,
+    documents_by_key,
     library,
     load_index,
-    passage_page,
     passages,
     pick_collection,
     preferences,
     searchable_index,
     title_of,
 )
-from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method, run_methods
-from rag_core.evaluation.metrics import LOWER_BOUND_NOTE, METRIC_HELP
-from rag_core.lab.judgments import GRADE_SHORT, GRADES, MAX_QUERY_CHARS, judgeable, make_judgment, set_grade
+from rag_core.evaluation.methods import REGISTRY, method_for_spec, method_label, run_method
+from rag_core.evaluation.metrics import METRIC_HELP
+from rag_core.lab.judgments import MAX_QUERY_CHARS, judgeable
 from rag_core.lab.statistics import list_change
 from rag_core.output.export import comparison_csv, comparison_json
 from rag_core.output.passages import (
-    from_boundary,
     list_passage,
     ordered_by,
     overlap_marks,
     overlap_text,
     passage_spans,
-    query_sentence,
     title_chip,
 )
-from rag_core.output.render import counted, page_label
-from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement, stage_view
+from rag_core.output.render import page_label
+from rag_core.retrieval.comparison import compare, first_stage_text, mark_movement
 from rag_core.retrieval.fusion import score_scale
 from rag_core.retrieval.links import ALL_DOCUMENTS, DEFAULT_TOP, MAX_TOP
 from rag_core.retrieval.search_spec import FIELD_LABELS, SearchSpec
 
-MEMO_KEY = "cmp_memo"  # searches of this tab by question and settings: asked again, shown at once
 MEMO_SIZE = 8
-LAB_TAB_KEY = "cmp_lab_tab"
 PICK_KEY = "cmp_passage"
 OPEN_KEY = "cmp_open_passage"  # set when a row is clicked or picked: the passage dialog opens once
 LIST_TITLES = {"tfidf": "TF-IDF", "hybrid": "Hybrid", "exact": "Exact"}
@@ -74,19 +72,6 @@ VIEW_HELP = ("Side by side: the lists as cards, each passage wrapped whole, wher
 BASELINE_KEY = "cmp_baseline"  # collection -> {"config": the pinned search's settings, "label": ...}
 BASELINE_MEMO_KEY = "cmp_baseline_memo"
 OPEN_ROW_KEY = "cmp_open_row"  # (list, position) of a card clicked
-TURN_KEY = "cmp_dialog_page"  # the page the passage dialog shows when reading on (None: the passage's own)
-CARD_CHARS = 380  # a card's passage (five lines of about 60-80 characters)
-CARDS_HEIGHT = 700  # px: a list of cards scrolls inside this height
-TOP_MOVERS = 5  # passages named on the slope chart
-MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
-UNJUDGED_KEY = "cmp_only_unjudged"
-SKIPPED_KEY = "cmp_skipped"  # passages the fast pass was told to skip, per result run
-SHOWN_KEY = "cmp_judge_shown"  # (result run, how many judging cards are drawn)
-# judging cards drawn at first (more on request): each costs the browser ~10 ms, and the 25 or
-# so of a comparison were half of its 0.55 s from click to lists drawn (issue 21)
-JUDGE_PAGE = 5  # judging cards drawn at first, and per "Show more": ten cost Compare ~0.07 s a click
-JUDGE_ERROR_KEY = "cmp_judge_error"
-LAB_LISTS = ("bm25", "dense", "hybrid", "hybrid_mmr", "hybrid_ce")  # judged too, for their metrics
 ROW_HEIGHT = 92  # four lines of wrapped text: the title chip, then the passage
 NUM = st.column_config.NumberColumn
 TEXT = st.column_config.TextColumn
@@ -94,9 +79,7 @@ TEXT = st.column_config.TextColumn
 # (the TF-IDF list is then about 345 px wide); the passage and the columns that compare lists follow.
 COLUMNS = {
     "#": NUM(width=32, help="Rank in this list", pinned=True),
-    "grade": TEXT(width=46, help="Your judgment of the passage for this question: 0 not relevant, 1 related, "
-                                 "2 relevant, 3 exactly what was asked; ≈ mapped from an earlier chunking; "
-                                 "– not judged yet (judge below)"),
+    "grade": TEXT(width=46, help=lab_ui.GRADE_HELP),
     "score": NUM(format="%.3f", width=60, help="The list's own ordering score (see above the list)"),
     "cosine": NUM(format="%.3f", width=58, help="TF-IDF cosine of the passage to the question (the TF-IDF "
                                                 "list's score)"),
@@ -115,9 +98,7 @@ COLUMNS = {
                                        "dense) that put it in the candidate pool; – : not in that list's top pool"),
     "in lists": TEXT(width=90, help="Its rank in the TF-IDF and hybrid lists (– : not there)"),
 }
-DIALOG_WIDTH = 1500  # px (narrower windows shrink it): the page image gets about half, legible at 1280 px
 PASSAGE_WIDTH = 640  # px; the passage column of a list drawn full width (stacked)
-GRADE_HELP = COLUMNS["grade"]["help"]
 COSINE_HELP = "TF-IDF cosine of the passage to the question, in every list (compare the lists by it)"
 
 
@@ -178,7 +159,7 @@ def list_cards(kind: str, rows: list[dict], docs: dict, query: str, grades: dict
     for r in rows:
         figures = []
         if grades is not None:
-            figures.append(("grade", lab_ui.grade_text(grades.get(r["chunk_index"])), GRADE_HELP))
+            figures.append(("grade", lab_ui.grade_text(grades.get(r["chunk_index"])), lab_ui.GRADE_HELP))
         if kind == "tfidf":
             figures.append(("score = cosine", f"{r['cosine']:.3f}", COLUMNS["score = cosine"]["help"]))
         elif kind == "hybrid":
@@ -356,42 +337,12 @@ def run_search(lib, request: dict, spec: SearchSpec, previous: dict | None = Non
     st.session_state[RESULT_KEY] = {
         "settings": settings, "comparison": comparison, "request": request, "config": spec.to_dict(),
         "method": method, "memo": memo_key, "lists": found["lists"], "pool_rows": found["pool_rows"],
-        "dropped": _slim(dropped),
+        "dropped": slim(dropped),
         "previous": None if previous is None else {"config": previous["config"], "lists": previous["lists"],
                                                    "method": previous["method"]},
         "run": st.session_state.get(RESULT_KEY, {}).get("run", 0) + 1,
     }
     st.session_state.pop(PICK_KEY, None)
-
-
-def lab_lists(stored: dict, index) -> None:
-    """Every method's top 10 (the per-question metrics) and the hybrid list's whole pool (the slope
-    chart) for the stored search, run once and kept with it."""
-    if stored.get("lists") is not None:
-        return
-    request, spec, method = stored["request"], SearchSpec.from_dict(stored["config"]), stored["method"]
-    sources = None if request["source"] == ALL_DOCUMENTS else [request["source"]]
-    query = stored["comparison"]["query"]
-    back = request.get("back_matter", False)
-    lists = run_methods(query, index, spec, top=10, sources=sources, back_matter=back)
-    pool_rows = run_method(method, query, index, spec, top=request["top"], whole_pool=True, sources=sources,
-                           back_matter=back)
-    stored["lists"], stored["pool_rows"] = _slim_lists(lists), _slim(pool_rows)
-    found = st.session_state.get(MEMO_KEY, {}).get(stored.get("memo"))
-    if found is not None:
-        found["lists"], found["pool_rows"] = stored["lists"], stored["pool_rows"]
-
-
-SLIM_KEYS = ("rank", "chunk_index", "source", "doc_id", "page_start", "page_end", "page_label", "score",
-             "first_stage_ranks", "pre_mmr_rank", "pre_rerank_rank", "reranker", "found_by", "back_matter")
-
-
-def _slim(rows: list[dict]) -> list[dict]:
-    return [{k: r.get(k) for k in SLIM_KEYS} for r in rows]
-
-
-def _slim_lists(lists: dict[str, list[dict]]) -> dict[str, list[dict]]:
-    return {m: _slim(rows) for m, rows in lists.items()}
 
 
 # ---------------------------------------------------------------- the three lists
@@ -453,15 +404,6 @@ def exact_line(result: dict, settings: dict) -> None:
         how = EXACT_SHORT.get(result.get("exact_mode"), "")
         text_line(f"Exact{f' · {ms:,.0f} ms' if ms is not None else ''}:", f"{what} does not occur anywhere as "
                   f"typed ({how}). Try a shorter phrase in the Exact phrase box.", bold_first=True, sep=" ")
-
-
-def documents_by_key(lib, name: str) -> dict[str, dict]:
-    """The collection's document records by doc_id and by file name (for the title chips)."""
-    docs = {}
-    for doc in lib.documents(name):
-        docs[doc.get("doc_id") or doc["source"]] = doc
-        docs[doc["source"]] = doc
-    return docs
 
 
 def view_switch() -> str:
@@ -760,299 +702,6 @@ def moved_note(stored: dict, titles: dict) -> None:
                                                       for r in dropped), bold_first=True, muted=True, sep=" ")
     text_line("To see every change against fixed settings, show the lists against a baseline (above the lists).",
               muted=True)
-
-
-# ---------------------------------------------------------------- the relevance lab for this question
-
-
-def judge(lib, name: str, query: str, chunk_index: int, grade: int | None) -> None:
-    """Keep (or, with None, forget) a grade of one passage for this question."""
-    try:
-        index = load_index(name)
-        keyed = passages(name)
-        if grade is None:
-            set_grade(lib, name, query=query, key=keyed.keys[chunk_index])
-        else:
-            set_grade(lib, name, make_judgment(query, keyed, chunk_index, grade, index.chunks[chunk_index]["text"]))
-    except Exception as exc:  # noqa: BLE001 - shown on the page after the rerun
-        st.session_state[JUDGE_ERROR_KEY] = exc
-
-
-def judge_pool(stored: dict) -> list[tuple[int, dict[str, int]]]:
-    """Every passage of every list (shown lists and the other methods' top 10), best rank first."""
-    result = stored["comparison"]
-    hybrid_name = method_label(stored["method"])
-    lists = {"TF-IDF": result["tfidf"], hybrid_name: result["hybrid"], "exact": result["exact"]}
-    for method in LAB_LISTS:
-        label = method_label(method)
-        if method in stored["lists"] and label not in lists:
-            lists[label] = stored["lists"][method]
-    ranks: dict[int, dict[str, int]] = {}
-    for label, rows in lists.items():
-        for row in rows:
-            ranks.setdefault(row["chunk_index"], {}).setdefault(label, row["rank"])
-    return sorted(ranks.items(), key=lambda t: (min(t[1].values()), -len(t[1]), t[0]))
-
-
-def lab_panel(lib, name: str, index, stored: dict, titles: dict, grades: dict) -> None:
-    st.divider()
-    st.subheader("Which method wins for this question?", anchor=False)
-    error = st.session_state.pop(JUDGE_ERROR_KEY, None)
-    if error is not None:
-        show_error(error)
-    lab_lists(stored, index)
-    lists = stored["lists"]
-    previous = stored["previous"]["lists"] if stored.get("previous") else None
-    if not any(g.grade >= 2 for g in grades.values()):  # nothing to score yet: say so, no table of blanks
-        note("info", "Judge the passages below (0 not relevant … 3 exactly what was asked): a table of nDCG@10, "
-                     "P@5, Success@5, MRR@10 and Recall@10 per method appears once a passage is graded 2 or 3.")
-    else:
-        frame = lab_ui.metrics_frame(lists, grades, previous)
-        with st.container(key="lab_metrics"):
-            st.dataframe(frame, hide_index=True, column_config=lab_ui.METRIC_COLUMNS,
-                         key=f"metrics_{stored['run']}", placeholder="–")
-        if (frame.get("unjudged@10") is not None and (frame["unjudged@10"].fillna(0) > 0).any()):
-            st.caption(LOWER_BOUND_NOTE)
-    st.caption(f"Every method uses these hybrid settings: {SearchSpec.from_dict(stored['config']).describe()}. "
-               "P@5, Success@5, MRR@10 and Recall@10 count grades 2 and 3 as relevant; nDCG@10 uses the grades "
-               "as gains. All figures for the query set: Relevance lab page.")
-    # only the open tab is drawn (a switch re-runs this fragment): the judging cards, the chart
-    # and the overlap tables took most of a comparison's time when all three were drawn
-    judge_tab, slope_tab, overlap_tab = st.tabs(["Judge passages", "What the reranker did",
-                                                 "How different are the lists?"], key=LAB_TAB_KEY, on_change="rerun")
-    if judge_tab.open is not False:
-        with judge_tab:
-            judge_section(lib, name, index, stored, titles, grades)
-    if slope_tab.open:
-        with slope_tab:
-            slope_section(stored, titles, grades, index, documents_by_key(lib, name))
-    if overlap_tab.open:
-        with overlap_tab:
-            overlap_section(stored)
-
-
-def judge_section(lib, name: str, index, stored: dict, titles: dict, grades: dict) -> None:
-    query = stored["comparison"]["query"]
-    pool = judge_pool(stored)
-    judged = sum(1 for i, _ in pool if i in grades)
-    text_line(f"{judged} of {len(pool)} passages in these lists are judged for this question.", muted=True)
-    fast_pass(lib, name, index, stored, titles, grades, pool)
-    only = st.toggle("Show only unjudged passages", key=UNJUDGED_KEY)
-    shown = [(i, ranks) for i, ranks in pool if not (only and i in grades)]
-    if not shown:
-        note("success", "Every passage of these lists is judged for this question.")
-    run, limit = st.session_state.get(SHOWN_KEY, (None, JUDGE_PAGE))
-    limit = limit if run == stored["run"] else JUDGE_PAGE
-    for i, ranks in shown[:limit]:
-        row = index.chunks[i]
-        with st.container(border=True):
-            left, right = st.columns([1.15, 4], vertical_alignment="top")
-            key = f"grade_{stored['run']}_{i}"
-            current = grades.get(i)
-            st.session_state[key] = current.grade if current is not None and not current.mapped else None
-
-            def changed(key=key, i=i):
-                judge(lib, name, query, i, st.session_state[key])
-
-            left.segmented_control("Grade", list(GRADES), format_func=lambda g: str(g), key=key, on_change=changed,
-                                   label_visibility="collapsed", help="0 not relevant · 1 related · 2 relevant · "
-                                                                      "3 exactly what was asked (click again: "
-                                                                      "clear)")
-            if current is not None and current.mapped:
-                left.caption(f"≈{current.grade}, mapped from an earlier chunking: click to confirm")
-            where = " · ".join(f"{label} #{rank}" for label, rank in ranks.items())
-            right.html(  # one element for both lines: the page draws faster (issue 28, Compare's click)
-                line_html(title_of({**row, "doc_id": row.get("doc_id")}, titles), page_label(row), where,
-                          bold_first=True)
-                + line_html(list_passage(row["text"], query, chars=320, mid_document=row.get("doc_chunk") != 0,
-                                         marks=False), muted=True))
-    if len(shown) > limit:
-        hidden = len(shown) - limit
-
-        def more(run=stored["run"], limit=limit):
-            st.session_state[SHOWN_KEY] = (run, limit + JUDGE_PAGE)
-
-        st.button(f"Show {min(JUDGE_PAGE, hidden)} more ({hidden} not shown)", key="judge_more", on_click=more,
-                  icon=":material/expand_more:")
-
-
-def fast_pass(lib, name: str, index, stored: dict, titles: dict, grades: dict, pool: list) -> None:
-    """One unjudged passage at a time, graded with a click or the keys 0-3 (S skips)."""
-    query = stored["comparison"]["query"]
-    skipped = st.session_state.setdefault(SKIPPED_KEY, {}).setdefault(stored["run"], [])
-    waiting = [(i, ranks) for i, ranks in pool if i not in grades and i not in skipped]
-    with st.container(border=True):
-        if not waiting:
-            text_line("Fast pass: nothing left to judge" + (" (some were skipped)." if skipped else "."),
-                      bold_first=True)
-            if skipped and st.button("Go over the skipped ones", key="fast_reset"):
-                skipped.clear()
-                st.rerun()
-            return
-        i, ranks = waiting[0]
-        row = index.chunks[i]
-        text_line(f"Fast pass · {len(waiting)} to judge", title_of(row, titles), page_label(row),
-                  " · ".join(f"{label} #{rank}" for label, rank in ranks.items()), bold_first=True)
-        passage_box(from_boundary(row["text"], mid_document=row.get("doc_chunk") != 0)[0], query, short=True)
-
-        def grade_it(g: int, i=i):
-            judge(lib, name, query, i, g)
-
-        def skip_it(i=i):
-            skipped.append(i)
-
-        buttons = st.container(horizontal=True, gap="small")
-        for g in GRADES:
-            buttons.button(GRADE_SHORT[g], key=f"fast_{g}", on_click=grade_it, args=(g,), shortcut=str(g))
-        buttons.button("Skip", key="fast_skip", on_click=skip_it, shortcut="S")
-        st.caption("Keys: 0 not relevant · 1 related · 2 relevant · 3 exactly what was asked · S skip "
-                   "(when the cursor is not in a text box).")
-
-
-STAGE_INTROS = {
-    "rerank": "{name} re-read the pool of {pool} candidates: on the left the fused order it was handed, on the "
-              "right its order.",
-    "mmr": "MMR reordered the fused pool of {pool} candidates for variety: on the left the fused order, on the "
-           "right the order after MMR.",
-    "fusion": "No re-reading stage ran (reranker: none): the list is the fused order of the first-stage lists. On "
-              "the left each passage's best rank in a first-stage list (TF-IDF, BM25 or dense), on the right its "
-              "rank after fusing the pool of {pool} candidates.",
-}
-
-
-def stage_cards(rows: list[dict], index, docs: dict, query: str, grades: dict, *, side: str, top: int) -> list[dict]:
-    """Cards of the list before or after the last stage (``side``), each with its move."""
-    cards = []
-    for row in rows[:top]:
-        chunk = index.chunks[row["chunk_index"]]
-        rank = row[side]
-        chip = title_chip(docs.get(row.get("doc_id")) or docs.get(row.get("source")), row, fallback=row["source"])
-        other = row["after" if side == "before" else "before"]
-        if side == "before":
-            move, kind = (f"→ #{other}", "same") if other <= top else ("✕ out after the stage", "out")
-        else:
-            kind = row["movement"]
-            move = "= same" if kind == "same" else f"{MOVE_MARKERS[kind]} {other}→{rank}"
-        figures = [("grade", lab_ui.grade_text(grades.get(row["chunk_index"])), GRADE_HELP)]
-        if side == "after" and row.get("score") is not None:
-            figures.append(("score", f"{row['score']:.3f}", ""))
-        cards.append({"rank": rank, "figures": figures, "move": move, "move_kind": kind, "chip": chip,
-                      "text": list_passage(chunk["text"], query, chars=CARD_CHARS,
-                                           mid_document=chunk.get("doc_chunk") != 0), "details": []})
-    return cards
-
-
-def slope_section(stored: dict, titles: dict, grades: dict, index=None, docs: dict | None = None) -> None:
-    """What the last ordering stage did: the labelled slope chart and the list before and after it."""
-    rows = stored.get("pool_rows") or []
-    top = stored["request"]["top"]
-    if not rows:
-        st.caption("The hybrid list is empty: nothing to draw.")
-        return
-    view = stage_view(rows)
-    docs = docs or {}
-    labels = {r["chunk_index"]: title_chip(docs.get(r.get("doc_id")) or docs.get(r.get("source")), r,
-                                           fallback=r["source"]) for r in view.rows}
-    movers = view.movers(TOP_MOVERS, top=top)
-    name = next((r.get("reranker") for r in rows if r.get("reranker")), "the reranker")
-    st.caption(STAGE_INTROS[view.stage].format(name=name, pool=len(rows)) + f" Lines ending at {top + 1} are "
-               f"outside the top {top}; colours are your grades; the {counted(len(movers), 'passage')} that moved "
-               "most are named.")
-    with st.container(key="top_movers"):
-        text_line("Moved most:", "; ".join(f"{labels[r['chunk_index']]} {r['before']}→{r['after']}" for r in movers)
-                  or "nothing moved", bold_first=True, sep=" ")
-    frame = lab_ui.slope_frame(view, grades, top, labels, named={r["chunk_index"] for r in movers})
-    st.altair_chart(lab_ui.slope_chart(frame, top, view), width="stretch")
-    if index is None:
-        return
-    query = stored["comparison"]["query"]
-    left, right = st.columns(2, gap="small")
-    with left:
-        text_line(f"Before: {view.before_label}", bold_first=True)
-        card_list(stage_cards(view.before(), index, docs, query, grades, side="before", top=top), kind="before",
-                  label="Before the last stage", key=f"stage_before_{stored['run']}", max_height=CARDS_HEIGHT)
-    with right:
-        text_line(f"After: {view.after_label}", bold_first=True)
-        card_list(stage_cards(view.after(), index, docs, query, grades, side="after", top=top), kind="after",
-                  label="After the last stage", key=f"stage_after_{stored['run']}", max_height=CARDS_HEIGHT)
-
-
-def overlap_section(stored: dict) -> None:
-    lists = {method_label(m): [r["chunk_index"] for r in rows] for m, rows in stored["lists"].items()}
-    exact = stored["comparison"]["exact"]
-    if exact:
-        lists["exact"] = [h["chunk_index"] for h in exact]
-    if len(lists) < 2:
-        st.caption("Only one list: nothing to compare.")
-        return
-    overlap, rbo = lab_ui.overlap_frames(lists)
-    st.caption("No judgments needed: how much two methods agree on this question. " + METRIC_HELP["overlap@10"]
-               + " " + METRIC_HELP["rbo"])
-    left, right = st.columns(2)
-    fmt = {c: st.column_config.NumberColumn(format="%.2f") for c in overlap.columns}
-    left.markdown("**Overlap@10**")
-    left.dataframe(overlap, column_config=fmt, key=f"overlap_{stored['run']}", placeholder="–")
-    right.markdown("**Rank-biased overlap**")
-    right.dataframe(rbo, column_config=fmt, key=f"rbo_{stored['run']}", placeholder="–")
-
-
-# ---------------------------------------------------------------- one passage
-
-
-@st.dialog("Passage", width=DIALOG_WIDTH)
-def passage_dialog(lib, name: str, row: dict, list_name: str, query: str, stale: bool, titles: dict,
-                   grades: dict | None = None) -> None:
-    exact = row.get("score_type") == "exact"
-    text, spans = from_boundary(row.get("text") or "", mid_document=row.get("doc_chunk") != 0)[0], None
-    index = None if stale else load_index(name)
-    in_index = index is not None and 0 <= row.get("chunk_index", -1) < len(index.chunks)
-    if exact:
-        if in_index:
-            text = index.chunks[row["chunk_index"]]["text"]
-            spans = [(row["start"], row["end"])]
-        else:
-            text = row["snippet"]
-    elif not text and in_index:
-        text = from_boundary(index.chunks[row["chunk_index"]]["text"], mid_document=row.get("doc_chunk") != 0)[0]
-    title = title_of(row, titles)
-    text_line(f"{list_name} #{row['rank']}", title, page_label(row), bold_first=True)
-    if title != row["source"]:
-        text_line(row["source"], muted=True)
-    if not exact:
-        facts = [f"{row['score_type']} score {row['score']:.4f}"]
-        if row["score_type"] != "cosine":
-            facts.append(f"TF-IDF cosine {row['cosine']:.3f}")
-        if row.get("dense_cosine") is not None:
-            facts.append(f"dense cosine {row['dense_cosine']:.3f}")
-        if row.get("first_stage_ranks"):
-            facts.append("first-stage ranks " + ", ".join(f"{k} #{v}" for k, v in row["first_stage_ranks"].items()
-                                                           if v))
-        if row.get("truncated"):
-            facts.append("the cross-encoder read only the start of this passage")
-        st.caption(" · ".join(facts))
-    else:
-        text_line("Match:", f"“{row['match']}”", bold_first=True, muted=True, sep=" ")
-    if not stale and grades is not None:
-        current = grades.get(row["chunk_index"])
-        line = st.container(horizontal=True, gap="small", vertical_alignment="center")
-        line.html(f'<div class="rc-line"><strong>Your grade for this question:</strong> '
-                  f'{lab_ui.grade_text(current)}</div>', width="content")
-        for g in GRADES:
-            if line.button(GRADE_SHORT[g], key=f"dialog_grade_{g}",
-                           type="primary" if current is not None and current.grade == g else "secondary"):
-                judge(lib, name, query, row["chunk_index"], g)
-                st.rerun()
-    statement = query_sentence(text or "", query, spans,  # the matched sentence, not the whole passage
-                               mid_document=row.get("doc_chunk") != 0)
-    if statement:
-        link(PAGES["verify"], "Check this passage on the Verify page", ":material/fact_check:",
-             query_params={"collection": name, "statement": statement, "doc": row["source"]})
-    left, right = st.columns([1, 1.15], gap="medium")
-    with left:
-        passage_box(text, query, spans)
-    with right:  # the page with the passage marked, as Verify shows evidence (scans by their OCR words)
-        chunk = index.chunks[row["chunk_index"]] if in_index and not exact else None
-        passage_page(lib, name, row, chunk, turn_key=TURN_KEY)
 
 
 def body() -> None:

@@ -17,6 +17,9 @@ import streamlit as st
 from rag_core.output.passages import MARK_CLOSE, MARK_OPEN
 
 CARD_LINES = 5  # lines of passage a card shows (a click opens it whole)
+CARD_CHARS = 380  # a card's passage (five lines of about 60-80 characters)
+CARDS_HEIGHT = 700  # px: a list of cards scrolls inside this height
+MOVE_MARKERS = {"up": "▲", "down": "▼", "new": "★", "same": "="}
 
 CSS = f"""
 .rc-cards {{display: flex; flex-direction: column; gap: 6px; overflow-y: auto; padding: 1px 3px 1px 1px;

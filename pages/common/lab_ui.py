@@ -27,6 +27,8 @@ from rag_core.retrieval.search_spec import (
     saved_collection_spec,
 )
 
+GRADE_HELP = ("Your judgment of the passage for this question: 0 not relevant, 1 related, 2 relevant, 3 exactly "
+              "what was asked; ≈ mapped from an earlier chunking; – not judged yet (judge below)")
 CE_ASKED_KEY = "ce_asked"  # the cross-encoder was picked while unavailable: open the offer
 CONFIG_KEY = "lab_config"  # plain session state: collection -> knob values (survives page switches)
 KNOBS = ("reranker", "mmr_lambda", "fusion", "rrf_k", "dense_weight", "pool", "lexical")

@@ -286,3 +286,12 @@ def pick_collection(label: str = "Collection", key: str = "pick_collection", *, 
     if st.query_params.get(COLLECTION_PARAM) != choice:
         st.query_params[COLLECTION_PARAM] = choice
     return choice
+
+
+def documents_by_key(lib, name: str) -> dict[str, dict]:
+    """The collection's document records by doc_id and by file name (for the title chips)."""
+    docs = {}
+    for doc in lib.documents(name):
+        docs[doc.get("doc_id") or doc["source"]] = doc
+        docs[doc["source"]] = doc
+    return docs

@@ -270,14 +270,18 @@ def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
     sentence that starts with a ``\\cite`` or ``[@key]``, and none inside a citation's brackets
     (a locator such as ``pp. 1-2`` or ``chap. 3`` ends no sentence). Linear: each character is
     read once for its brackets."""
+    cites = "\\" in paragraph or "[@" in paragraph  # what a citation start needs (most paragraphs: neither)
     spans: list[tuple[int, int]] = []
     for a, b in split_sentences(paragraph):
         cut = a
-        for m in _CITATION_STARTS.finditer(paragraph, a, b):
-            stop = m.start() + len(m.group().rstrip())
-            spans.append((cut, stop))
-            cut = m.end()
+        if cites:
+            for m in _CITATION_STARTS.finditer(paragraph, a, b):
+                stop = m.start() + len(m.group().rstrip())
+                spans.append((cut, stop))
+                cut = m.end()
         spans.append((cut, b))
+    if _BRACKET.search(paragraph) is None:
+        return spans  # no brackets: nothing to keep together
     merged: list[tuple[int, int]] = []
     opened: list[int] = []  # where the brackets still open in the sentence so far were opened
     read_to = 0

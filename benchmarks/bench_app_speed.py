@@ -19,7 +19,10 @@ starts it, Debian's Chromium driven by Playwright:
    of step 1 again on "papers": the page stays responsive.
 
 ``--code`` runs another checkout's app (for a before/after figure: ``git archive main | tar
--x -C /tmp/before``, then ``--code /tmp/before``). Screenshots: test-artifacts/screenshots/speed-*.png.
+-x -C /tmp/before``, then ``--code /tmp/before``); ``--against /tmp/before`` times Compare's click on
+both apps at once instead, each question asked of one and then the other (paired: the same moments
+of the machine's load), and prints the median of the paired differences.
+Screenshots: test-artifacts/screenshots/speed-*.png.
 """
 
 from __future__ import annotations
@@ -271,8 +274,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-upload", action="store_true", help="leave out step 4")
     parser.add_argument("--compare-only", action="store_true", help="step 1 alone")
+    parser.add_argument("--against", type=Path, help="another checkout: Compare's click timed on both apps at "
+                        "once, question by question in turn (paired), instead of the steps above")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.against is not None:
+        return paired(args)
     from playwright.sync_api import sync_playwright
 
     code = args.code.resolve()
@@ -310,6 +317,61 @@ def main() -> int:
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     figures["load_average_after"] = os.getloadavg()
     report(figures)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def paired(args) -> int:
+    """Compare's click on two checkouts' apps side by side: each question asked of one, then of the
+    other (which goes first alternates), so both are timed in the same moments of the machine's load;
+    the medians and the median of the paired differences."""
+    from playwright.sync_api import sync_playwright
+
+    codes = {"this": args.code.resolve(), "against": args.against.resolve()}
+    ensure_collection(codes["this"], args.data_dir)
+    load = os.getloadavg()
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in codes}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        servers = {}
+        try:
+            pages = {}
+            for name, code in codes.items():
+                servers[name], url = start_app(code, args.data_dir)
+                page = browser.new_page(viewport={"width": 1680, "height": 1400})
+                page.set_default_timeout(120_000)
+                page.add_init_script(CLICK_CLOCK)
+                watch = RunWatch(page)  # before the page opens its websocket
+                page.goto(f"{url}/compare")
+                page.get_by_role("textbox", name="Question, claim or key words").wait_for()
+                compare_once(page, watch, QUESTIONS_ASKED[0] + " ?")  # untimed: caches, model
+                pages[name] = (page, watch)
+            for n in range(args.runs):
+                question = QUESTIONS_ASKED[(1 + n) % len(QUESTIONS_ASKED)]
+                for name in (("this", "against") if n % 2 == 0 else ("against", "this")):
+                    page, watch = pages[name]
+                    page.bring_to_front()
+                    drawn, _settled, in_page = compare_once(page, watch, question)
+                    times[name].append((drawn, in_page))
+        finally:
+            for server in servers.values():
+                stop_server(server)
+            browser.close()
+    figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "runs": args.runs, "load_average_before": load,
+               "load_average_after": os.getloadavg(), "codes": {k: str(v) for k, v in codes.items()}}
+    print(f"load average {load[0]:.2f} before, {figures['load_average_after'][0]:.2f} after; {args.runs} questions, "
+          "each asked of both apps in turn")
+    for i, what in enumerate(("click to the three lists drawn", "the same by the page's clock")):
+        for name in codes:
+            values = [t[i] for t in times[name]]
+            figures[f"{name}_{i}"] = [round(v, 3) for v in values]
+            print(f"{what:40s} {name:8s} median {statistics.median(values):.3f} s  ({codes[name]})")
+        diffs = sorted(a[i] - b[i] for a, b in zip(times["this"], times["against"], strict=True))
+        figures[f"median_difference_{i}"] = round(statistics.median(diffs), 3)
+        faster = sum(d < 0 for d in diffs)
+        print(f"{'':40s} this - against: median {statistics.median(diffs):+.3f} s; this faster in {faster} of "
+              f"{len(diffs)}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     return 0

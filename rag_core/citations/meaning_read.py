@@ -145,6 +145,24 @@ def _phrase_at(words: list[str], i: int, index: dict[str, list]):
     return None
 
 
+_PAST_LIMITS = frozenset({"before", "prior"})  # "never shown to outperform BM25 before ORQA": a history
+_PAST_LIMIT_STOPS = frozenset({"but", "although", "though", "whereas", "while", "however", "because", "yet"})
+_PAST_LIMIT_REACH = 20
+
+
+def _limited_to_the_past(tokens: list[Word], plain: list[str], i: int) -> bool:
+    """A negation the clause itself limits to a time before something ("had never been shown to
+    outperform BM25 before ORQA", "prior to this work"): a history of the claim, not its denial
+    ("before now" and "before this" still deny it)."""
+    for j in range(i + 1, min(len(tokens), i + 1 + _PAST_LIMIT_REACH)):
+        if (tokens[j].kind == "punct" and tokens[j].norm in ".;:!?") or plain[j] in _PAST_LIMIT_STOPS:
+            return False
+        if plain[j] in _PAST_LIMITS and tokens[j].kind == "word":
+            following = plain[j + 1] if j + 1 < len(plain) else ""
+            return following not in ("now", "today", "this", "these", "")
+    return False
+
+
 def _negators(tokens: list[Word], norms: list[str]) -> list[int]:
     plain = norms
     out = []
@@ -159,6 +177,8 @@ def _negators(tokens: list[Word], norms: list[str]) -> list[int]:
             continue
         if token.norm == "no" and i + 1 < len(tokens) and (tokens[i + 1].norm == "." or tokens[i + 1].kind == "number"):
             continue  # "No. 5"
+        if _limited_to_the_past(tokens, plain, i):
+            continue
         out.append(i)
     return out
 

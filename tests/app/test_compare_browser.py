@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.app.support import COLLECTION, app_in_chromium
+from tests.app.support import COLLECTION, app_in_chromium, settled
 from tests.support import REPO
 
 pytestmark = pytest.mark.slow
@@ -58,12 +58,6 @@ def wait_lists(page, expect, count: int = 3) -> None:
     expect(page.get_by_text(f"Results for “{QUESTION}”")).to_be_visible(timeout=300_000)
     expect(page.locator(".rc-cards")).to_have_count(count, timeout=120_000)
     expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
-
-
-def settle(page, expect) -> None:
-    page.wait_for_timeout(300)
-    expect(page.locator('[data-testid="stStatusWidget"]')).to_have_count(0, timeout=120_000)
-    expect(page.locator('[data-stale="true"]')).to_have_count(0, timeout=120_000)
 
 
 def readable(page, width: int) -> dict:
@@ -120,7 +114,7 @@ def test_three_lists_are_readable_side_by_side_and_a_passage_reads_on(built_data
 
         # Stacked: each list a table with every column, the provenance columns in view at 1,280 px.
         page.get_by_role("radio", name="Stacked, every column").click()
-        settle(page, expect)
+        settled(page, expect)
         for kind, wanted in (("tfidf", ("#", "grade", "score = cosine", "passage", "→ hybrid")),
                              ("hybrid", ("#", "grade", "score", "cosine", "passage", "dense", "vs TF-IDF",
                                          "first stage")),
@@ -135,7 +129,7 @@ def test_three_lists_are_readable_side_by_side_and_a_passage_reads_on(built_data
             box = grid.bounding_box()
             assert box["x"] + box["width"] <= 1280, (kind, box)
         page.get_by_role("radio", name="Side by side").click()
-        settle(page, expect)
+        settled(page, expect)
         wait_lists(page, expect)
 
         # A click on a card opens its passage; the dialog reads on and comes back to the mark.
@@ -164,7 +158,7 @@ def test_three_lists_are_readable_side_by_side_and_a_passage_reads_on(built_data
         expect(where).to_have_text(first, timeout=60_000)
         # Escape while the click's rerun is still drawing closes the dialog and the rerun draws it again:
         # close it once the app is idle, as a reader does.
-        settle(page, expect)
+        settled(page, expect)
         page.keyboard.press("Escape")
         expect(dialog).to_have_count(0)
 
@@ -186,12 +180,12 @@ def test_the_demo_against_a_baseline_and_what_the_reranker_did(built_data_dir, t
         page.get_by_role("combobox", name="Reranker", exact=True).click()
         page.keyboard.type("cross")
         page.keyboard.press("Enter")
-        settle(page, expect)
+        settled(page, expect)
         expect(page.locator(".st-key-cmp_reranker_words")).to_contain_text("cannot be chosen here")
         expect(page.get_by_role("combobox", name="Reranker", exact=True)).to_have_value(re.compile("^none"))
 
         page.get_by_role("radio", name="Against a baseline").click()
-        settle(page, expect)
+        settled(page, expect)
         expect(page.locator(".st-key-baseline_bar")).to_contain_text("the package default")
         summary = page.locator(".st-key-baseline_summary")
         expect(summary).to_contain_text("RBO 1.00")  # the list now is the package default
@@ -203,7 +197,7 @@ def test_the_demo_against_a_baseline_and_what_the_reranker_did(built_data_dir, t
         for _ in range(6):
             page.keyboard.press("ArrowRight")
             page.wait_for_timeout(150)
-        settle(page, expect)
+        settled(page, expect)
         expect(page.locator(".st-key-baseline_bar")).to_contain_text("Dense weight α 0.5 → 0.8", timeout=120_000)
         expect(summary).not_to_contain_text("RBO 1.00")
         now = page.locator('.rc-cards[data-list="now"]')
@@ -215,17 +209,17 @@ def test_the_demo_against_a_baseline_and_what_the_reranker_did(built_data_dir, t
 
         # Pinned: the list now is its own baseline; back to the package default: the moves come back.
         page.get_by_role("button", name="Pin these settings").click()
-        settle(page, expect)
+        settled(page, expect)
         expect(summary).to_contain_text("RBO 1.00", timeout=120_000)
         page.get_by_role("button", name="Unpin the baseline").click()
-        settle(page, expect)
+        settled(page, expect)
         expect(summary).not_to_contain_text("RBO 1.00", timeout=120_000)
 
         # What the reranker did: the top movers named beside the chart, the list before and after.
         tab = page.get_by_role("tab", name="What the reranker did")
         tab.scroll_into_view_if_needed()
         tab.click()
-        settle(page, expect)
+        settled(page, expect)
         movers = page.locator(".st-key-top_movers")
         expect(movers).to_contain_text("Moved most:", timeout=120_000)
         expect(movers).to_contain_text(re.compile(r"p\. \d+ \d+→\d+"))
@@ -237,7 +231,7 @@ def test_the_demo_against_a_baseline_and_what_the_reranker_did(built_data_dir, t
 
         # The fast pass: no grade drawn as chosen before one is.
         page.get_by_role("tab", name="Judge passages").click()
-        settle(page, expect)
+        settled(page, expect)
         fast = page.locator('[class*="st-key-fast_"] button')
         expect(fast.first).to_be_visible()
         kinds = [b.get_attribute("data-testid") for b in fast.all()]
@@ -257,14 +251,14 @@ def test_reference_lists_are_left_out_until_the_switch_brings_them_in(built_data
         expect(page.get_by_text(f"Results for “{question}”")).to_be_visible(timeout=300_000)
         # (the exact list may be empty: the phrase is in reference lists only)
         expect(page.locator('.rc-cards[data-list="hybrid"]')).to_have_count(1, timeout=120_000)
-        settle(page, expect)
+        settled(page, expect)
         switch = page.locator(".st-key-cmp_back_matter input")
         expect(switch).not_to_be_checked()
         cards = page.locator(".rc-card")
         assert cards.count() > 0
         assert not any("reference list" in text for text in cards.all_inner_texts())
         page.locator(".st-key-cmp_back_matter").get_by_text("Include reference lists").click()
-        settle(page, expect)
+        settled(page, expect)
         expect(switch).to_be_checked()
         expect(page.locator(".rc-card", has_text="reference list").first).to_be_visible(timeout=120_000)
         hybrid = page.locator('.rc-cards[data-list="hybrid"] .rc-card').all_inner_texts()

@@ -170,7 +170,8 @@ def objective(fs: list[dict]) -> float:
     return float(np.mean(values))
 
 
-def tune(rows_by_split: dict, labelled: list[dict], whole: list[dict] | None = None) -> dict:
+def tune(rows_by_split: dict, labelled: list[dict], whole: list[dict] | None = None, *,
+         support_limit: float = 0.10) -> dict:
     grid = np.round(np.arange(0.30, 0.96, 0.05), 2)
     best = None
     modes = itertools.product(("set", "max"), grid, grid, (0.8, 0.9, 1.01), (False, True), (0.85, 0.9, 0.95, 1.01))
@@ -192,7 +193,7 @@ def tune(rows_by_split: dict, labelled: list[dict], whole: list[dict] | None = N
         let_through = sum(r["rules"] == "changed" and apply(r, decision) != "contradict"
                           for r in labelled if r["kind"] == "contradiction")
         value = objective(fs) - 0.05 * (false_alarms + let_through)
-        if any(f["supports_flagged_changed"] > 0.10 for f in fs):
+        if any(f["supports_flagged_changed"] > support_limit for f in fs):
             continue  # a correct citation flagged "changed" more than one time in ten: never, whatever it gains
         if whole:  # the labelled set through the whole check: its limits are the product's
             f = labelled_figures(whole, decision)
@@ -215,6 +216,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None, help="also write the figures to this file")
     parser.add_argument("--through-check", action="store_true",
                         help="check each claim as verify_quote does, against an index of its cited document")
+    parser.add_argument("--support-limit", type=float, default=0.10,
+                        help="--tune keeps supports flagged changed at most this share on every tune half")
     parser.add_argument("--top", type=int, default=st.EVIDENCE_TOP, help="evidence sentences read per claim")
     parser.add_argument("--rows", default=None, help="keep what was read of each claim in this JSON file")
     parser.add_argument("--library", default="/tmp/rag_core_stance_shared",
@@ -284,7 +287,7 @@ def report(args, rows_by_split: dict, labelled_rows: list, *, model, reader, rea
     """The figures of the collected rows, the tuning and the card's update."""
     decision = st.reader_decision(reader) if reader is not None else None
     if args.tune and reader is not None:
-        decision = tune(rows_by_split, labelled_rows, whole)
+        decision = tune(rows_by_split, labelled_rows, whole, support_limit=args.support_limit)
         print(f"decision settings chosen on the tune halves: {decision}")
     print(GOALS)
     out = {"decision": decision, "splits": {}}

@@ -81,6 +81,7 @@ def collect(claim: str, text: str, source: str, *, model, reader, embed) -> dict
         decision = st.decide(claim, rows, cues=rules.cues, rules_meaning=rules.meaning, reader=reader, embed=embed,
                              top=TOP)
         out["set"], out["each"] = decision.raw.get("set"), decision.raw.get("each")
+        out["rules_each"] = sentence_rules(claim, decision.raw.get("sentences") or [])
         out["reader"] = st.meaning_of_stance(decision, rules.meaning, rules.note)[0]
     return out
 
@@ -100,7 +101,14 @@ def collect_through_check(claim: str, doc, *, reader, embed) -> dict:
         decision = st.decide(result.quote, _cited_first(ranked, [source]), cues=found.cues,
                              rules_meaning=found.meaning, reader=reader, embed=embed, top=TOP)
         out["set"], out["each"] = decision.raw.get("set"), decision.raw.get("each")
+        out["rules_each"] = sentence_rules(result.quote, decision.raw.get("sentences") or [])
     return out
+
+
+def sentence_rules(claim: str, sentences: list[str]) -> list[str]:
+    """The rules' meaning of the claim against each evidence sentence alone."""
+    return [meaning_of_verdict("related", claim, closest=[{"text": s, "source": "evidence"}]).meaning
+            for s in sentences]
 
 
 def labelled_through_check(reader, *, library_dir: Path) -> list[dict]:
@@ -129,6 +137,7 @@ def labelled_through_check(reader, *, library_dir: Path) -> list[dict]:
             decision = st.decide(result.quote, ranked, cues=found.cues, rules_meaning=found.meaning, reader=reader,
                                  top=TOP)
             row["set"], row["each"] = decision.raw.get("set"), decision.raw.get("each")
+            row["rules_each"] = sentence_rules(result.quote, decision.raw.get("sentences") or [])
         out.append(row)
     return out
 
@@ -156,6 +165,11 @@ def apply(row: dict, decision: dict) -> str:
     p = st.combined(np.asarray(row["set"]), np.asarray(row["each"] or np.zeros((0, 3))), combine)
     stance, score = st.reader_stance(p, "unclear" if verdict == "not_found" else row["rules"], decision)
     if verdict == "not_found" and stance == "supports" and score < decision.get("not_found_support", 1.01):
+        return "nei"
+    each = row["each"] or []
+    # as the check does: never "supports" where the rules find a conflict in the deciding sentence
+    if stance == "supports" and row.get("rules_each") and len(each) \
+            and row["rules_each"][int(np.argmax(np.asarray(each)[:, 0]))] == "changed":
         return "nei"
     return LABEL[stance]
 

@@ -363,9 +363,27 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
     note = f"{_NOTES[stance]} ({reader.name}, {score:.2f})."
     if stance == "contradicts" and p[1] < settings["contradict"]:
         note = f"{_NOTES[stance]}: the rules found a difference the reader does not outweigh ({reader.name})."
+    conflict = _conflict_in(statement, evidence[0]["sentence"]) if stance == "supports" else ""
+    if conflict:  # never "supports" where the rules find a conflict in the very sentence that decides
+        note = (f"The reader reads the first evidence sentence as supporting the statement ({reader.name}, "
+                f"{score:.2f}), but the rules find a conflict in that sentence ({conflict}): read it to judge.")
+        stance, score = "nei", float(p[2])
     return StanceDecision(stance=stance, score=round(float(score), 4), model=reader.name, evidence_sentences=evidence,
                           probabilities=shown, note=note,
-                          raw={"set": [float(x) for x in p_set], "each": [[float(x) for x in q] for q in p_each]})
+                          raw={"set": [float(x) for x in p_set], "each": [[float(x) for x in q] for q in p_each],
+                               "sentences": [r["sentence"] for r in chosen]})
+
+
+def _conflict_in(statement: str, sentence: str) -> str:
+    """The rules' conflicts between ``statement`` and one evidence ``sentence`` in words ("direction:
+    claim “increases” · source “reduce”"), or "" when they find none."""
+    from rag_core.citations.meaning import compare_passages
+
+    found = compare_passages(statement, [sentence])
+    if found.meaning != "changed":
+        return ""
+    return "; ".join(f"{c.get('kind')}: claim “{c.get('claim') or ''}” · source “{c.get('source') or ''}”"
+                     for c in found.cues[:2])
 
 
 # --------------------------------------------------------------------------- deciding

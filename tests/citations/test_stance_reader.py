@@ -91,6 +91,29 @@ def test_the_reader_decides_a_related_check_and_puts_the_deciding_sentence_first
     assert together.index("Marker B was measured.") < together.index("Drug A reduced")
 
 
+class SupportingReader(FakeReader):
+    """Reads every sentence as supporting (a reader fooled by shared words)."""
+
+    def probabilities(self, claims, evidence):
+        self.seen.append(list(evidence))
+        return np.asarray([[0.9, 0.05, 0.05]] * len(evidence))
+
+
+def test_the_reader_never_supports_where_the_rules_find_a_conflict_in_the_deciding_sentence():
+    """SciFact dev: "Polymeal nutrition increases cardiovascular mortality" was read as supported by
+    "... strategy to reduce cardiovascular disease by more than 75%" (direction: increases/reduce)."""
+    rows = [{"text": "The Polymeal is a strategy to reduce cardiovascular mortality by more than 75%.",
+             "source": "a.pdf"}]
+    decision = st.decide("Polymeal nutrition increases cardiovascular mortality.", rows, rules_meaning="unclear",
+                         reader=SupportingReader())
+    assert decision.stance == "nei" and "the rules find a conflict in that sentence" in decision.note
+    assert "direction" in decision.note and "reduce" in decision.note
+    assert st.meaning_of_stance(decision, "unclear")[0] == "unclear"  # never "same"
+    agreeing = st.decide("Polymeal nutrition reduces cardiovascular mortality.", rows, rules_meaning="unclear",
+                         reader=SupportingReader())
+    assert agreeing.stance == "supports" and "conflict" not in agreeing.note
+
+
 def test_a_related_check_takes_the_readers_stance(monkeypatch):
     monkeypatch.setattr(st, "load_reader", lambda: FakeReader())
     check = CitationCheck(quote="Drug A increases marker B.", verdict="related", message="", meaning="same")

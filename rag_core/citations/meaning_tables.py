@@ -73,11 +73,14 @@ _AXES = {
         "better best outperform outperforms outperformed superior surpass surpasses beat beats beaten improve "
         "improves improved improvement improvements enhance enhances enhanced benefit benefits help helps "
         "strengthen succeed succeeds success successful win wins well good stronger strongest exceed exceeds "
-        "excel excels advantage advantages gain gains favorable",
+        "excel excels advantage advantages gain gains favorable rescue rescues rescued alleviate alleviates "
+        "alleviated ameliorate ameliorates ameliorated relieve relieves relieved protect protects protective "
+        "beneficial",
         "worse worst underperform underperforms underperformed inferior lag lags lagging trail trails hurt "
         "hurts harm harms degrade degrades degraded degradation worsen worsens deteriorate deteriorates impair "
         "impairs weaken weakens fail fails failure failures lose loses poor poorly bad weaker weakest "
-        "disadvantage disadvantages suffer suffers",
+        "disadvantage disadvantages suffer suffers worsened worsening exacerbate exacerbates exacerbated "
+        "aggravate aggravates aggravated harmful detrimental",
     ),
     "amount": (
         "more increase increases increased increasing higher high larger large bigger big greater rise rises "

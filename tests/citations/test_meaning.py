@@ -130,6 +130,8 @@ def test_the_same_number_written_otherwise(claim, source):
     ("studied in heterogeneous settings", "studied in homogeneous settings"),
     ("unlike right-to-left pre-training", "unlike left-to-right pre-training"),
     ("in expanding spacetimes", "in contracting spacetimes"),
+    ("acetylation exacerbates locomotor deficits", "acetylation rescues locomotor deficits"),
+    ("the drug was protective in stroke patients", "the drug was harmful in stroke patients"),
 ])
 def test_a_direction_turned_around(claim, source):
     assert "direction" in kinds(compare_wording(claim, source)), (claim, source)
@@ -226,6 +228,17 @@ def test_a_contradicting_paraphrase(claim, kind):
 ])
 def test_a_faithful_paraphrase(claim):
     assert compare_passages(claim, [DPR_RESULT]).meaning == "same"
+
+
+def test_treatment_and_harm_words_turn_a_paraphrase_around_only_across_sides():
+    """SciFact dev: "exacerbates" against "rescues" was called the same; a synonym on the same side
+    ("alleviates" / "relieved") and a word of another axis ("alleviates" / "reduced") are not a conflict."""
+    source = "Increasing microtubule acetylation rescues axonal transport and locomotor deficits in flies."
+    check = compare_passages("Increased microtubule acetylation exacerbates locomotor deficits in flies.", [source])
+    assert check.meaning == "changed" and check.cues[0]["kind"] == "direction"
+    assert compare_passages("Drug A alleviates pain in adults.", ["Drug A relieved pain in adults."]).meaning == "same"
+    assert compare_passages("Drug A alleviates pain in adults.", ["Drug A reduced pain in adults."]).meaning != \
+        "changed"
 
 
 def test_paraphrase_numbers_attach_to_their_words():

@@ -367,7 +367,7 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
     if conflict:  # never "supports" where the rules find a conflict in the very sentence that decides
         note = (f"The reader reads the first evidence sentence as supporting the statement ({reader.name}, "
                 f"{score:.2f}), but the rules find a conflict in that sentence ({conflict}): read it to judge.")
-        stance, score = "nei", float(p[2])
+        stance, score = "nei", max(float(p[2]), 1.0 - max(float(p[0]), float(p[1])))  # as reader_stance's nei
     return StanceDecision(stance=stance, score=round(float(score), 4), model=reader.name, evidence_sentences=evidence,
                           probabilities=shown, note=note,
                           raw={"set": [float(x) for x in p_set], "each": [[float(x) for x in q] for q in p_each],

@@ -106,9 +106,9 @@ def collect_through_check(claim: str, doc, *, reader, embed) -> dict:
 
 
 def sentence_rules(claim: str, sentences: list[str]) -> list[str]:
-    """The rules' meaning of the claim against each evidence sentence alone."""
-    return [meaning_of_verdict("related", claim, closest=[{"text": s, "source": "evidence"}]).meaning
-            for s in sentences]
+    """Per evidence sentence, "changed" where the check's rules find a conflict with the claim in it
+    (:func:`rag_core.citations.stance.rules_conflict`), else ""."""
+    return ["changed" if st.rules_conflict(claim, s) else "" for s in sentences]
 
 
 def labelled_through_check(reader, *, library_dir: Path) -> list[dict]:

@@ -45,7 +45,7 @@ from rag_core.text.sentences import split_sentences
 __all__ = [
     "MODEL_DIR", "MODEL_FILE", "RULE_FEATURES", "STANCES", "StanceDecision", "StanceModel", "StanceModelError",
     "candidate_sentences", "decide", "load_model", "load_reader", "meaning_of_stance", "pair_features",
-    "reader_stance", "rule_features", "rules_stance",
+    "reader_stance", "rule_features", "rules_conflict", "rules_stance",
 ]
 
 STANCES = ("supports", "contradicts", "nei")
@@ -363,7 +363,7 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
     note = f"{_NOTES[stance]} ({reader.name}, {score:.2f})."
     if stance == "contradicts" and p[1] < settings["contradict"]:
         note = f"{_NOTES[stance]}: the rules found a difference the reader does not outweigh ({reader.name})."
-    conflict = _conflict_in(statement, evidence[0]["sentence"]) if stance == "supports" else ""
+    conflict = rules_conflict(statement, evidence[0]["sentence"]) if stance == "supports" else ""
     if conflict:  # never "supports" where the rules find a conflict in the very sentence that decides
         note = (f"The reader reads the first evidence sentence as supporting the statement ({reader.name}, "
                 f"{score:.2f}), but the rules find a conflict in that sentence ({conflict}): read it to judge.")
@@ -374,7 +374,7 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
                                "sentences": [r["sentence"] for r in chosen]})
 
 
-def _conflict_in(statement: str, sentence: str) -> str:
+def rules_conflict(statement: str, sentence: str) -> str:
     """The rules' conflicts between ``statement`` and one evidence ``sentence`` in words ("direction:
     claim “increases” · source “reduce”"), or "" when they find none."""
     from rag_core.citations.meaning import compare_passages

@@ -156,6 +156,10 @@ MEANING_APPROX_TOLERANCE = 0.1
 # * a negation reaches the first content word after it and the content words right after that
 #   one, at most this many ("not mutually exclusive", "no single approach");
 MEANING_NEGATION_SCOPE_WORDS = 3
+# * a clause a negated evidence noun introduces ("no evidence that 5G networks spread the virus")
+#   conflicts with the other text's plain assertion when at least this many of its content words
+#   (and at least half of them) align with that text, none of them negated there;
+MEANING_DENIED_CLAUSE_MIN_WORDS = 2
 # * changed words of a near-verbatim quote this close together (words in common between them)
 #   are one change, shown together ("improves … substantially").
 MEANING_MERGE_GAP_WORDS = 2

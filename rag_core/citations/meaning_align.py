@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from rag_core.citations.meaning_read import Reading, cue, share_class
 from rag_core.citations.meaning_tables import BAD_NOUNS, GOOD_NOUNS, RELATIONAL
-from rag_core.settings import MEANING_APPROX_TOLERANCE
+from rag_core.settings import MEANING_APPROX_TOLERANCE, MEANING_DENIED_CLAUSE_MIN_WORDS
 from rag_core.text.numbers import Quantity, compatible
 from rag_core.text.words import stem
 
@@ -67,7 +67,7 @@ def conflicts(rc: Reading, rs: Reading) -> tuple[list[dict], bool]:
                 continue  # "ngrams not occurring in any document": a relative clause, not the claim's verb
             counterparts = [k for k in mapping[scope[0]]
                             if _nominal(reading.keys[scope[0]]) == _nominal(other.keys[k])]
-            if any(k in other.negated or negated_nearby(other, k) for k in mapping[scope[0]]):
+            if any(_denied(other, k) for k in mapping[scope[0]]):
                 continue
             # about the same thing: a word next to the head aligns with a word next to its counterpart
             here = _near_keys(reading, scope[0], exclude=scope[0])
@@ -77,6 +77,7 @@ def conflicts(rc: Reading, rs: Reading) -> tuple[list[dict], bool]:
             mine = list(range(n, scope[0] + 1))
             k = about_same[0]
             cues.append(cue("negation", rc, mine, rs, [k]) if is_claim else cue("negation", rc, [k], rs, mine))
+    cues.extend(_denied_clause_conflicts(rc, rs, align, back))
     cues.extend(_direction_conflicts(rc, rs, align))
     number_cues, unmatched = _number_conflicts(rc, rs)
     cues.extend(number_cues)
@@ -108,6 +109,46 @@ def _near_keys(reading: Reading, i: int, *, exclude: int, reach: int = 4) -> set
 
 def negated_nearby(reading: Reading, k: int) -> bool:
     return any(0 < k - n <= 4 for n in reading.negators)
+
+
+def _denied(reading: Reading, k: int) -> bool:
+    """Whether token ``k`` is negated, follows a negator closely, or sits in a denied clause."""
+    return k in reading.negated or k in reading.denied_words or negated_nearby(reading, k)
+
+
+def _opposite_directions(reading: Reading, clause: list[int], other: Reading) -> bool:
+    """Whether a direction word of the clause has the opposite sense of one of the other text."""
+    lo, hi = clause[0], clause[-1] + 1
+    mine = {sense for i, (end, raw) in reading.directions.items() if lo <= i < hi
+            for sense in _senses(reading, i, end, raw)}
+    theirs = {sense for i, (end, raw) in other.directions.items() for sense in _senses(other, i, end, raw)}
+    return any((axis, -sign) in theirs for axis, sign in mine)
+
+
+def _denied_clause_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]],
+                             back: dict[int, list[int]]) -> list[dict]:
+    """A clause one text says there is no evidence for, the other asserts: "There is no evidence
+    that 5G networks spread the virus" against "5G networks spread the virus". Half of the
+    clause's content words up to the last that aligns (two at least) must align, none of their
+    counterparts be negated, and no direction of the clause be the opposite of one of the other
+    text's."""
+    cues = []
+    for reading, other, mapping, is_claim in ((rc, rs, align, True), (rs, rc, back, False)):
+        for n, clause in reading.denied.items():
+            aligned = [j for j in clause if mapping.get(j)]
+            # the clause runs on past commas ("no evidence that use of X, with or without Y,
+            # reduced ..."): half of it up to its last aligned word must align
+            if len(aligned) < MEANING_DENIED_CLAUSE_MIN_WORDS or len(aligned) * 2 < clause.index(aligned[-1]) + 1:
+                continue
+            counterparts = sorted({k for j in aligned for k in mapping[j]})
+            if any(_denied(other, k) for k in counterparts):
+                continue
+            if _opposite_directions(reading, clause, other):
+                continue  # "no evidence that it reduced the risk" does not deny "a higher risk"
+            mine = list(range(n, aligned[-1] + 1))
+            cues.append(cue("negation", rc, mine, rs, counterparts) if is_claim
+                        else cue("negation", rc, counterparts, rs, mine))
+    return cues
 
 
 def _sides(reading: Reading, start: int, end: int, aligned: set[int]) -> tuple[dict[str, float], dict[str, float]]:
@@ -182,8 +223,8 @@ def _direction_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]]) 
     c_words, s_words = set(rc.plain), set(rs.plain)
     cues = []
     for ci, (ce, c_raw) in rc.directions.items():
-        if ci in bounds_c:
-            continue
+        if ci in bounds_c or ci in rc.denied_words:
+            continue  # a direction there is no evidence for says neither way ("no evidence that it reduced")
         c_before, c_after = _sides(rc, ci, ce, aligned_c)
         if not (c_before or c_after):
             continue
@@ -192,7 +233,7 @@ def _direction_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]]) 
         c_passive = ce < len(rc.keys) and rc.keys[ce] == "by"
         candidates = []  # (how much it shares with the claim word's sides, agrees)
         for si, (se, s_raw) in rs.directions.items():
-            if si in bounds_s or rc.plain[ci] in s_words or rs.plain[si] in c_words:
+            if si in bounds_s or si in rs.denied_words or rc.plain[ci] in s_words or rs.plain[si] in c_words:
                 continue  # each text has the other's word: a negation, if anything, found above
             s_senses = _senses(rs, si, se, s_raw)
             shared = [(cs, ss) for axis, cs in c_senses for axis2, ss in s_senses if axis == axis2]

@@ -21,6 +21,8 @@ from rag_core.citations.meaning_tables import (
     DEGREE,
     DIRECTION,
     DIRECTION_PHRASES,
+    EVIDENCE_LINKS,
+    EVIDENCE_NOUNS,
     FILLERS,
     HEDGES,
     NEGATOR_PHRASES,
@@ -68,6 +70,9 @@ class Reading:
     negators: list[int]                 # the first token of each negation
     scope: dict[int, list[int]]         # negator -> the tokens it negates (the first is its head)
     negated: set[int]
+    denied: dict[int, list[int]]        # negator -> the content words of the clause a negated
+                                        # evidence noun introduces ("no evidence that X causes Y")
+    denied_words: set[int]
     directions: dict[int, tuple[int, list[tuple[str, int]]]]  # start -> (end, senses)
     quantifiers: dict[int, tuple[int, str]]                   # start -> (end, class)
     hedges: dict[int, str]                                    # token -> "hedge" | "certain"
@@ -117,8 +122,10 @@ def read(text: str) -> Reading:
                for i, (t, k) in enumerate(zip(tokens, keys, strict=True))]
     scope = {i: _scope(tokens, keys, content, i) for i in negators}
     negated = {j for js in scope.values() for j in js}
+    denied = {i: found for i in negators if (found := _denied_clause(tokens, keys, content, i))}
     return Reading(text=text, tokens=tokens, keys=keys, stems=stems, plain=plain, content=content,
-                   negators=negators, scope=scope, negated=negated, directions=_directions(tokens, plain),
+                   negators=negators, scope=scope, negated=negated, denied=denied,
+                   denied_words={j for js in denied.values() for j in js}, directions=_directions(tokens, plain),
                    quantifiers=quantifiers, hedges=hedges, amounts=amounts)
 
 
@@ -199,6 +206,39 @@ def _scope(tokens: list[Word], keys: list[str], content: list[bool], i: int) -> 
         elif out:
             break
         j += 1
+    return out
+
+
+_EVIDENCE_LINKS = _by_first_word(EVIDENCE_LINKS)
+_EVIDENCE_NOUN_REACH = 4     # "no clear scientific evidence": words between the negator and its noun
+_DENIED_CLAUSE_REACH = 14    # tokens of the clause read after the link word
+_DENIED_CLAUSE_STOPS = frozenset({"but", "although", "though", "whereas", "while", "however", "because", "yet",
+                                  "unless", "which", "who"})
+
+
+def _denied_clause(tokens: list[Word], keys: list[str], content: list[bool], i: int) -> list[int]:
+    """The content words of the clause that a negated evidence noun introduces ("no evidence
+    that 5G networks spread the virus": 5G, networks, spread, virus), or [] where the negator
+    at ``i`` negates no evidence noun followed by a link word ("that", "of", "linking", ...)."""
+    j = i + 1
+    while j < len(tokens) and j <= i + _EVIDENCE_NOUN_REACH:
+        if tokens[j].kind == "punct" or keys[j] in _CLAUSE or (keys[j],) in EVIDENCE_LINKS:
+            return []
+        if keys[j] in EVIDENCE_NOUNS:
+            break
+        j += 1
+    else:
+        return []
+    link = _phrase_at(keys, j + 1, _EVIDENCE_LINKS) if j + 1 < len(tokens) else None
+    if link is None:
+        return []
+    out = []
+    start = j + 1 + link[0]
+    for k in range(start, min(len(tokens), start + _DENIED_CLAUSE_REACH)):
+        if (tokens[k].kind == "punct" and keys[k] in ".;:!?()[]") or keys[k] in _DENIED_CLAUSE_STOPS:
+            break
+        if content[k]:
+            out.append(k)
     return out
 
 

@@ -17,6 +17,8 @@ __all__ = [
     "DEGREE",
     "DIRECTION",
     "DIRECTION_PHRASES",
+    "EVIDENCE_LINKS",
+    "EVIDENCE_NOUNS",
     "FILLERS",
     "GOOD_NOUNS",
     "HARMLESS_WORDS",
@@ -61,6 +63,18 @@ NEGATOR_PHRASES = frozenset({phrase("fail to"), phrase("fails to"), phrase("fail
 # A negator in these phrases negates nothing: "not only ... but also", "whether or not", "No. 5".
 NOT_NEGATIONS = frozenset({phrase("not only"), phrase("not just"), phrase("or not"), phrase("not to mention"),
                            phrase("no doubt"), phrase("nothing but")})
+# A negated evidence noun denies the clause it introduces: "no evidence that 5G networks spread
+# the virus", "no clear evidence linking ibuprofen to worse outcomes", "no evidence of increased
+# risk", "no indication that ...". The words that introduce that clause follow. ("data" and
+# "support" are left out: "no data of patients older than 80" denies nothing about them.)
+EVIDENCE_NOUNS = _words("evidence proof indication indications sign signs")
+EVIDENCE_LINKS = frozenset({phrase("that"), phrase("of"), phrase("for"), phrase("linking"), phrase("suggesting"),
+                            phrase("suggesting that"), phrase("showing"), phrase("showing that"),
+                            phrase("indicating"), phrase("indicating that"), phrase("supporting"),
+                            phrase("to suggest"), phrase("to suggest that"), phrase("to support"),
+                            phrase("to show"), phrase("to show that"),
+                            phrase("to indicate"), phrase("to indicate that"), phrase("to link"),
+                            phrase("to date that"), phrase("so far that")})
 # "unsupervised" against "supervised", "inhomogeneous" against "homogeneous": a negation.
 NEGATION_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 

@@ -241,6 +241,27 @@ def test_treatment_and_harm_words_turn_a_paraphrase_around_only_across_sides():
         "changed"
 
 
+def test_no_evidence_for_a_clause_denies_it():
+    denied = "There is currently no clear evidence that 5G networks spread the coronavirus."
+    plain = "5G networks spread the coronavirus."
+    for claim, source in ((plain, denied), (denied, plain)):
+        check = compare_passages(claim, [source])
+        assert check.meaning == "changed" and [c["kind"] for c in check.cues] == ["negation"]
+    assert compare_passages("Statins increase the risk of stroke.",
+                            ["We found no evidence of increased risk of stroke with statins."]).meaning == "changed"
+    # a statement that denies it too says the same; one about other things is not turned around
+    assert compare_passages("5G networks do not spread the coronavirus.", [denied]).meaning == "same"
+    assert compare_passages("5G networks have not been shown to spread the coronavirus.", [denied]).meaning == "same"
+    assert compare_passages("Hydroxychloroquine is associated with a higher risk of mechanical ventilation.",
+                            ["We found no evidence that hydroxychloroquine reduced the risk of mechanical "
+                             "ventilation."]).meaning != "changed"  # it denies the other direction
+    other = "There is no evidence that vitamin D supplementation reduced mortality."
+    assert compare_passages("Vitamin D deficiency increases COVID-19 severity in adults.", [other]).meaning != "changed"
+    # a noun that is not evidence introduces nothing denied
+    no_data = "There were no data of patients older than 80 with higher mortality."
+    assert compare_passages("Patients older than 80 have higher mortality.", [no_data]).meaning != "changed"
+
+
 def test_paraphrase_numbers_attach_to_their_words():
     source = ["Beltagy et al. (2019) report a pretraining corpus consisting of 82% biomedical and 18% computer "
               "science papers."]

@@ -4,7 +4,10 @@
     python benchmarks/bench_ranking.py [--sets scifact,arguana,pdf] [--head NAME] [--json FILE] [--update-card]
 
 Candidates: today's hybrid and dense, and both with the learned query head
-(``rag_core/models/query_head.py``) on the query vectors. Every candidate ranks through the
+(``rag_core/models/query_head.py``) on the query vectors; with ``--extra windows,feedback`` two
+unfitted ones too: sentence-window dense scoring (a chunk scores as its best window of at most
+``WINDOW_CHARS`` characters, or its own vector, whichever is higher) and dense pseudo-relevance
+feedback (the query vector moved towards its first hybrid chunks'). Every candidate ranks through the
 product's search functions (``run_method``, package hybrid defaults, no cross-encoder); each
 query's lexical scores are computed once and shared, the dense scores come from the cached
 query vectors (plain, or through the head). Figures: nDCG@10 and Recall@100 (ir-measures; BEIR
@@ -32,7 +35,9 @@ sys.path.insert(0, str(REPO))
 from benchmarks.ranking_data import (  # noqa: E402
     ARGUANA,
     SCIFACT,
+    WindowVectors,
     beir_set,
+    feedback_vectors,
     paired,
     pdf_set,
     query_table,
@@ -48,6 +53,10 @@ from rag_core.models.query_head import (  # noqa: E402
 from rag_core.settings import QUERY_HEAD_ENV  # noqa: E402
 
 DEFAULT_HEAD = "minilm-claims-query-head-v1"
+# The unfitted candidates' settings, chosen on SciFact train (all 809 queries; nothing fitted
+# there) before any held-out set was run with them (docs/benchmarks.md section 24):
+WINDOW_CHARS = 300        # sentence windows of at most 300 characters; a chunk scores as max(own, best window)
+FEEDBACK = (10, 0.25)     # dense feedback: the first 10 hybrid chunks, weight 0.25 (the least harmful on train)
 
 
 def product_ms(rs, method: str, head: str | None, n: int) -> dict[str | None, float]:
@@ -101,16 +110,23 @@ def head_cost(name: str, runs: int = 5) -> dict:
             "apply_ms": round(float(med[2]), 3), "runs": runs}
 
 
-def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int) -> list[dict]:
+def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int, extra: tuple[str, ...] = (),
+                 window_chars: int = WINDOW_CHARS, feedback: tuple[int, float] = FEEDBACK) -> list[dict]:
     plain = vectors
     through = {t: head.apply(v) for t, v in vectors.items()}
     head_mb = (head_folder(head_name) / HEAD_FILE).stat().st_size / 1e6
     vectors_mb = rs.index.embeddings.nbytes / 1e6
-    per, rows = {}, []
-    for cand, method, vecs in (("hybrid", "hybrid", plain), ("dense", "dense", plain),
-                               ("hybrid+head", "hybrid", through), ("dense+head", "dense", through)):
+    per, rows, windows = {}, [], None
+    candidates = [("hybrid", "hybrid", plain), ("dense", "dense", plain),
+                  ("hybrid+head", "hybrid", through), ("dense+head", "dense", through)]
+    if "windows" in extra:
+        windows = WindowVectors(rs.index, window_chars)
+        candidates.append(("hybrid+windows", "hybrid", plain))
+    if "feedback" in extra:
+        candidates.append(("hybrid+feedback", "hybrid", feedback_vectors(rs, plain, k=feedback[0], beta=feedback[1])))
+    for cand, method, vecs in candidates:
         t0 = time.perf_counter()
-        per[cand] = rs.per_query(rs.rankings(vecs, method))
+        per[cand] = rs.per_query(rs.rankings(vecs, method, windows=windows if cand.endswith("+windows") else None))
         say(f"{rs.name} {cand}: nDCG@10 {np.mean([v['ndcg@10'] for v in per[cand].values()]):.4f} "
             f"({time.perf_counter() - t0:.0f}s)")
     timed = {m: product_ms(rs, m, head_name, timing) if timing else {} for m in ("hybrid", "dense")}
@@ -123,14 +139,17 @@ def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int) -> list[d
             if cand != "hybrid":
                 row[f"vs_hybrid_{m}"] = paired({q: v[m] for q, v in per["hybrid"].items()},
                                                {q: v[m] for q, v in per[cand].items()})
-        row["ms_per_query"] = timed[method].get(head_name if uses_head else None)
-        row["vectors_mb"] = round(vectors_mb + (head_mb if uses_head else 0.0), 2)
+        # the unfitted candidates are not in the product: no product path to time
+        row["ms_per_query"] = None if cand.endswith(("+windows", "+feedback")) else \
+            timed[method].get(head_name if uses_head else None)
+        row["vectors_mb"] = round(vectors_mb + (head_mb if uses_head else 0.0)
+                                  + (windows.megabytes if cand.endswith("+windows") else 0.0), 2)
         rows.append(row)
     return rows
 
 
 def format_rows(rows: list[dict]) -> str:
-    out = [f"{'set':<14} {'candidate':<12} {'nDCG@10':>8} {'Δ vs hybrid [95% CI]':>26} {'p':>6} {'R@100':>7} "
+    out = [f"{'set':<14} {'candidate':<16} {'nDCG@10':>8} {'Δ vs hybrid [95% CI]':>26} {'p':>6} {'R@100':>7} "
            f"{'ΔR@100 [95% CI]':>26} {'ms/q':>6} {'MB':>6} {'n':>5}"]
     for r in rows:
         d = r.get("vs_hybrid_ndcg@10")
@@ -139,7 +158,7 @@ def format_rows(rows: list[dict]) -> str:
         cir = f"{dr['delta']:+.3f} [{dr['low']:+.3f}, {dr['high']:+.3f}]" if dr else ""
         p = f"{d['p']:.3f}" if d else ""
         ms = f"{r['ms_per_query']:.0f}" if r.get("ms_per_query") is not None else "-"
-        out.append(f"{r['set']:<14} {r['candidate']:<12} {r['ndcg@10']:>8.4f} {ci:>26} {p:>6} {r['recall@100']:>7.4f} "
+        out.append(f"{r['set']:<14} {r['candidate']:<16} {r['ndcg@10']:>8.4f} {ci:>26} {p:>6} {r['recall@100']:>7.4f} "
                    f"{cir:>26} {ms:>6} {r['vectors_mb']:>6.1f} {r['queries']:>5}")
     return "\n".join(out)
 
@@ -149,6 +168,8 @@ def main(argv=None) -> int:
     p.add_argument("--sets", default="scifact,arguana,pdf")
     p.add_argument("--head", default=DEFAULT_HEAD)
     p.add_argument("--timing", type=int, default=30, help="queries timed per candidate (0: none)")
+    p.add_argument("--extra", default="", help="unfitted candidates too: windows,feedback")
+    p.add_argument("--window-chars", type=int, default=WINDOW_CHARS)
     p.add_argument("--json", type=Path)
     p.add_argument("--update-card", action="store_true")
     args = p.parse_args(argv)
@@ -168,7 +189,8 @@ def main(argv=None) -> int:
             rs, vectors = pdf_set("PDF questions"), query_table()
         else:
             raise SystemExit(f"unknown set {name!r}")
-        rows += evaluate_set(rs, vectors, head, args.head, args.timing)
+        extra = tuple(x.strip() for x in args.extra.split(",") if x.strip())
+        rows += evaluate_set(rs, vectors, head, args.head, args.timing, extra, args.window_chars)
         print(format_rows([r for r in rows if r["set"] == rs.name]), flush=True)
     print("\n" + format_rows(rows))
     cost = head_cost(args.head)
@@ -188,7 +210,7 @@ def main(argv=None) -> int:
                                                if k in ("ndcg@10", "recall@100", "queries", "ms_per_query")}
             | ({"vs_hybrid_ndcg@10": {k: round(v, 4) if isinstance(v, float) else v
                                       for k, v in r["vs_hybrid_ndcg@10"].items()}} if "vs_hybrid_ndcg@10" in r else {})
-            for r in rows})
+            for r in rows if not r["candidate"].endswith(("+windows", "+feedback"))})
         card["figures"]["held_out_command"] = "python benchmarks/bench_ranking.py --update-card"
         path.write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         say(f"wrote the held-out figures into {path}")

@@ -109,6 +109,65 @@ def claim_doc_table() -> dict[str, np.ndarray]:
     return vector_table(claim_training_texts()[1], "claims-docs")
 
 
+def sentence_windows(text: str, size: int) -> list[str]:
+    """``text`` cut at sentence ends into pieces of at most ``size`` characters (a longer
+    sentence is a piece of its own); [] when the whole text is one piece."""
+    from rag_core.text.sentences import split_sentences
+
+    pieces, current = [], None
+    for a, b in split_sentences(text):
+        if current is not None and b - current[0] <= size:
+            current[1] = b
+            continue
+        if current is not None:
+            pieces.append(text[current[0]:current[1]])
+        current = [a, b]
+    if current is not None:
+        pieces.append(text[current[0]:current[1]])
+    return pieces if len(pieces) > 1 else []
+
+
+class WindowVectors:
+    """Sentence-window vectors of an index's chunks (each with the chunk's context line, as the
+    chunk was embedded), cached like the chunks' own: a candidate for long passages, where the
+    bi-encoder reads one vector per 1,200 characters."""
+
+    def __init__(self, index, size: int):
+        from rag_core.evaluation import cached_embeddings
+
+        texts, owner = [], []
+        for row, chunk in enumerate(index.chunks):
+            for piece in sentence_windows(chunk["text"], size):
+                texts.append(f"{chunk['context']}\n{piece}" if chunk.get("context") else piece)
+                owner.append(row)
+        self.size, self.owner = size, np.asarray(owner, dtype=np.int64)
+        say(f"windows of {size} characters: {len(texts):,} of {len(set(owner)):,} chunks")
+        self.vectors = (cached_embeddings([{"text": t} for t in texts], progress=lambda m: say(f"windows: {m}"))
+                        if texts else np.zeros((0, index.embeddings.shape[1]), np.float32)).astype(np.float32)
+
+    def best(self, dense: np.ndarray, vector: np.ndarray) -> np.ndarray:
+        out = np.array(dense, dtype=np.float32, copy=True)
+        if len(self.owner):
+            np.maximum.at(out, self.owner, self.vectors @ np.asarray(vector, dtype=np.float32))
+        return out
+
+    @property
+    def megabytes(self) -> float:
+        return (self.vectors.nbytes + self.owner.nbytes) / 1e6
+
+
+def feedback_vectors(rs: RankingSet, vectors: dict[str, np.ndarray], *, k: int, beta: float) -> dict:
+    """Dense pseudo-relevance feedback (Rocchio): each query's vector plus ``beta`` times the mean
+    of its first ``k`` hybrid chunks' vectors, normalised."""
+    out = dict(vectors)
+    orders = rs.chunk_orders(vectors, "hybrid", k)
+    for q in rs.query_ids:
+        text = rs.texts[q]
+        moved = vectors[text] + beta * np.asarray(rs.index.embeddings[orders[q][:k]], dtype=np.float32).mean(axis=0)
+        out[text] = moved / np.linalg.norm(moved)
+    return out
+
+
 class RankingSet:
     """One evaluation set on the product's index: each query's lexical scores computed once, dense
     scores from the query vectors handed in, ranked by the product's hybrid (no cross-encoder).
@@ -128,8 +187,10 @@ class RankingSet:
         for s in self.scores.values():  # lexical first stages, once
             _ = s.tfidf, s.bm25
 
-    def rankings(self, vectors: dict[str, np.ndarray], method: str = "hybrid", depth: int = 100) -> dict:
-        from rag_core.evaluation import CHUNK_DEPTH, docs_from_chunks
+    def chunk_orders(self, vectors: dict[str, np.ndarray], method: str = "hybrid", top: int = 100,
+                     windows: WindowVectors | None = None) -> dict[str, list[int]]:
+        """Each query's ranked chunk rows (``windows``: a chunk's dense score is its best window's
+        or its own cosine, whichever is higher)."""
         from rag_core.evaluation.methods import run_method
         from rag_core.index.lexical import top_k
         from rag_core.index.products import matvec
@@ -140,13 +201,26 @@ class RankingSet:
         out = {}
         for q in self.query_ids:
             s = self.scores[q]
-            dense = matvec(self.index.embeddings, vectors[self.texts[q]])
-            top = CHUNK_DEPTH if self.doc_ids is not None else depth
+            vector = vectors[self.texts[q]]
+            dense = matvec(self.index.embeddings, vector)
+            if windows is not None:
+                dense = windows.best(dense, vector)
             if method == "dense":  # what search_dense orders (cosine, ties by row), without its row dicts
-                order = top_k(dense, top).tolist()
+                out[q] = top_k(dense, top).tolist()
             else:
                 s._cache[key] = dense
-                order = [r["chunk_index"] for r in run_method(method, s, self.index, spec, top=top)]
+                out[q] = [r["chunk_index"] for r in run_method(method, s, self.index, spec, top=top)]
+        return out
+
+    def rankings(self, vectors: dict[str, np.ndarray], method: str = "hybrid", depth: int = 100,
+                 windows: WindowVectors | None = None) -> dict:
+        from rag_core.evaluation import CHUNK_DEPTH, docs_from_chunks
+
+        top = CHUNK_DEPTH if self.doc_ids is not None else depth
+        orders = self.chunk_orders(vectors, method, top, windows)
+        out = {}
+        for q in self.query_ids:
+            order = orders[q]
             if self.doc_ids is not None:
                 out[q] = docs_from_chunks(order, self.doc_ids, depth, exclude=q if self.exclude_self else None)
             else:

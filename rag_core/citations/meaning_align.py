@@ -12,7 +12,7 @@ a cue of low severity. A figure of the statement with no counterpart leaves the 
 from __future__ import annotations
 
 from rag_core.citations.meaning_read import Reading, cue, share_class
-from rag_core.citations.meaning_tables import BAD_NOUNS, GOOD_NOUNS, RELATIONAL
+from rag_core.citations.meaning_tables import BAD_NOUNS, GOOD_NOUNS, RELATION_ASKED, RELATION_WORDS, RELATIONAL
 from rag_core.settings import MEANING_APPROX_TOLERANCE, MEANING_DENIED_CLAUSE_MIN_WORDS
 from rag_core.text.numbers import Quantity, compatible
 from rag_core.text.words import stem
@@ -78,6 +78,7 @@ def conflicts(rc: Reading, rs: Reading) -> tuple[list[dict], bool]:
             k = about_same[0]
             cues.append(cue("negation", rc, mine, rs, [k]) if is_claim else cue("negation", rc, [k], rs, mine))
     cues.extend(_denied_clause_conflicts(rc, rs, align, back))
+    cues.extend(_null_finding_conflicts(rc, rs, align, back))
     cues.extend(_direction_conflicts(rc, rs, align))
     number_cues, unmatched = _number_conflicts(rc, rs)
     cues.extend(number_cues)
@@ -114,6 +115,52 @@ def negated_nearby(reading: Reading, k: int) -> bool:
 def _denied(reading: Reading, k: int) -> bool:
     """Whether token ``k`` is negated, follows a negator closely, or sits in a denied clause."""
     return k in reading.negated or k in reading.denied_words or negated_nearby(reading, k)
+
+
+_RELATION_REACH = 6  # tokens between an asserted relation word and a word the null result is about
+
+
+def _asserted_relation(other: Reading, counterparts: list[int]) -> int | None:
+    """A word of ``other`` that asserts a relation (an association, an effect, a direction) near
+    one of ``counterparts``, not negated or denied there: its index, or None."""
+    for k in range(len(other.tokens)):
+        if other.tokens[k].kind != "word" or _denied(other, k):
+            continue
+        if other.stems[k] not in RELATION_WORDS and other.plain[k] not in RELATION_WORDS and k not in other.directions:
+            continue
+        if any(other.keys[j] in RELATION_ASKED for j in range(max(0, k - 4), k)):
+            continue  # "to determine the association between": asked, not found
+        if any(abs(k - c) <= _RELATION_REACH for c in counterparts if c != k):
+            return k
+    return None
+
+
+def _null_finding_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]],
+                            back: dict[int, list[int]]) -> list[dict]:
+    """A null result against an asserted relation: "There was no significant association between
+    statin use and dementia risk" against "Statin use is associated with lower dementia risk",
+    "no effect of aspirin on cancer incidence" against "aspirin reduces cancer incidence". Half
+    of what the null result is about (up to its last aligned word) must align, none of it
+    negated in the other text, and the other text must assert a relation near it."""
+    cues = []
+    for reading, other, mapping, reverse, is_claim in ((rc, rs, align, back, True), (rs, rc, back, align, False)):
+        for n, (noun, *about) in reading.null_findings.items():
+            span = range(n, about[-1] + 1)
+            # a word counts where its counterpart aligns inside the null result only ("reduced
+            # colorectal cancer, with no effect on gastric cancer": "cancer" is said of both)
+            aligned = [j for j in about if any(all(r in span for r in reverse.get(k, ())) for k in mapping.get(j, ()))]
+            if not aligned or len(aligned) * 2 < about.index(aligned[-1]) + 1:
+                continue
+            counterparts = sorted({k for j in aligned for k in mapping[j]})
+            if any(_denied(other, k) for k in counterparts):
+                continue
+            relation = _asserted_relation(other, counterparts)
+            if relation is None:
+                continue
+            mine = list(range(n, noun + 1))
+            theirs = sorted({relation, *counterparts})
+            cues.append(cue("negation", rc, mine, rs, theirs) if is_claim else cue("negation", rc, theirs, rs, mine))
+    return cues
 
 
 def _opposite_directions(reading: Reading, clause: list[int], other: Reading) -> bool:

@@ -24,6 +24,9 @@ from rag_core.citations.meaning_tables import (
     EVIDENCE_LINKS,
     EVIDENCE_NOUNS,
     FILLERS,
+    FINDING_LINKS,
+    FINDING_NOUNS,
+    FINDING_PASSIVE,
     HEDGES,
     NEGATOR_PHRASES,
     NEGATORS,
@@ -73,6 +76,8 @@ class Reading:
     denied: dict[int, list[int]]        # negator -> the content words of the clause a negated
                                         # evidence noun introduces ("no evidence that X causes Y")
     denied_words: set[int]
+    null_findings: dict[int, list[int]]  # negator -> [the finding noun, then the content words of
+                                        # what it is about] ("no significant effect of X on Y")
     directions: dict[int, tuple[int, list[tuple[str, int]]]]  # start -> (end, senses)
     quantifiers: dict[int, tuple[int, str]]                   # start -> (end, class)
     hedges: dict[int, str]                                    # token -> "hedge" | "certain"
@@ -125,7 +130,9 @@ def read(text: str) -> Reading:
     denied = {i: found for i in negators if (found := _denied_clause(tokens, keys, content, i))}
     return Reading(text=text, tokens=tokens, keys=keys, stems=stems, plain=plain, content=content,
                    negators=negators, scope=scope, negated=negated, denied=denied,
-                   denied_words={j for js in denied.values() for j in js}, directions=_directions(tokens, plain),
+                   denied_words={j for js in denied.values() for j in js},
+                   null_findings={i: found for i in negators if (found := _null_finding(tokens, keys, content, i))},
+                   directions=_directions(tokens, plain),
                    quantifiers=quantifiers, hedges=hedges, amounts=amounts)
 
 
@@ -240,6 +247,33 @@ def _denied_clause(tokens: list[Word], keys: list[str], content: list[bool], i: 
         if content[k]:
             out.append(k)
     return out
+
+
+def _null_finding(tokens: list[Word], keys: list[str], content: list[bool], i: int) -> list[int]:
+    """[the finding noun, then the content words after its link word] of a null result ("no
+    significant association between statin use and dementia": association, statin, use,
+    dementia), or [] where the negator at ``i`` negates no finding noun followed by a link."""
+    j = i + 1
+    while j < len(tokens) and j <= i + _EVIDENCE_NOUN_REACH:
+        if tokens[j].kind == "punct" or keys[j] in _CLAUSE or keys[j] in FINDING_LINKS:
+            return []
+        if keys[j] in FINDING_NOUNS:
+            break
+        j += 1
+    else:
+        return []
+    noun, j = j, j + 1
+    while j < len(tokens) and keys[j] in FINDING_PASSIVE:
+        j += 1
+    if j >= len(tokens) or keys[j] not in FINDING_LINKS:
+        return []
+    out = [noun]
+    for k in range(j + 1, min(len(tokens), j + 1 + _DENIED_CLAUSE_REACH)):
+        if (tokens[k].kind == "punct" and keys[k] in ".;:!?()[]") or keys[k] in _DENIED_CLAUSE_STOPS:
+            break
+        if content[k]:
+            out.append(k)
+    return out if len(out) > 1 else []
 
 
 def _directions(tokens: list[Word], plain: list[str]) -> dict[int, tuple[int, list[tuple[str, int]]]]:

@@ -20,6 +20,9 @@ __all__ = [
     "EVIDENCE_LINKS",
     "EVIDENCE_NOUNS",
     "FILLERS",
+    "FINDING_LINKS",
+    "FINDING_NOUNS",
+    "FINDING_PASSIVE",
     "GOOD_NOUNS",
     "HARMLESS_WORDS",
     "HEDGES",
@@ -30,6 +33,8 @@ __all__ = [
     "QUANTIFIERS",
     "QUANTIFIER_PHRASES",
     "RELATIONAL",
+    "RELATION_ASKED",
+    "RELATION_WORDS",
     "SYNONYMS",
     "key",
     "phrase",
@@ -75,6 +80,28 @@ EVIDENCE_LINKS = frozenset({phrase("that"), phrase("of"), phrase("for"), phrase(
                             phrase("to show"), phrase("to show that"),
                             phrase("to indicate"), phrase("to indicate that"), phrase("to link"),
                             phrase("to date that"), phrase("so far that")})
+# A negated finding noun is a null result about what follows it: "no significant association
+# between statin use and dementia", "no effect of aspirin on cancer incidence", "no correlation
+# was found between ...". It denies a text that asserts that relation (RELATION_WORDS, or a
+# direction word: "statins lower dementia risk", "aspirin reduces incidence").
+FINDING_NOUNS = _words("association associations correlation correlations relationship relationships relation "
+                       "link effect effects impact influence difference differences change changes benefit "
+                       "alteration role")
+FINDING_LINKS = _words("between on in of with for to upon among")
+# Words passed over between the noun and its link: "no correlation was found between".
+FINDING_PASSIVE = _words("was were is are been has have be found observed seen detected noted shown "
+                         "demonstrated identified evident apparent")
+RELATION_WORDS = frozenset(stem(w) for w in _words(
+    "associated association correlates correlated correlation linked link related relationship affects affected "
+    "influences influenced impacts impacted causes caused predicts predicted prevents prevented protects "
+    "protected promotes promoted induces induced inhibits inhibited enhances enhanced suppresses suppressed "
+    "differs differed difference changes changed change alters altered modulates modulated regulates regulated "
+    "contributes contributed mediates mediated benefits benefited"))
+# Words before a relation word that make it a question asked, not a finding: "To determine the
+# association between smoking and progression", "we assessed whether ... affects ...".
+RELATION_ASKED = _words("determine determined assess assessed investigate investigated examine examined evaluate "
+                        "evaluated evaluating explore explored whether test tested compare compared study studied "
+                        "measure measured estimate estimated analyse analysed analyze analyzed")
 # "unsupervised" against "supervised", "inhomogeneous" against "homogeneous": a negation.
 NEGATION_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
 

@@ -262,6 +262,36 @@ def test_no_evidence_for_a_clause_denies_it():
     assert compare_passages("Patients older than 80 have higher mortality.", [no_data]).meaning != "changed"
 
 
+@pytest.mark.parametrize(("claim", "source"), [
+    ("Statin use is associated with lower dementia risk.",
+     "There was no significant association between statin use and dementia risk."),
+    ("Aspirin reduces colorectal cancer incidence.", "Aspirin had no significant effect on colorectal cancer incidence."),
+    ("Smoking correlates with telomere length.", "No correlation was found between smoking and telomere length."),
+    ("There is no correlation between smoking and COVID-19 progression.",
+     "The meta-analysis showed a significant association between smoking and COVID-19 progression."),
+])
+def test_a_null_result_denies_an_asserted_relation(claim, source):
+    check = compare_passages(claim, [source])
+    assert check.meaning == "changed" and [c["kind"] for c in check.cues] == ["negation"]
+
+
+@pytest.mark.parametrize(("claim", "source"), [
+    # both null
+    ("Statin use is not associated with dementia risk.",
+     "There was no significant association between statin use and dementia risk."),
+    ("Aspirin has no effect on colorectal cancer incidence.",
+     "Aspirin had no significant effect on colorectal cancer incidence."),
+    # the null result is about something else the claim's word is also said of
+    ("Aspirin reduces colorectal cancer incidence.",
+     "Aspirin reduced colorectal cancer incidence, with no effect on gastric cancer."),
+    # a relation asked about is not a relation found
+    ("There is no correlation between smoking and COVID-19 progression.",
+     "Objective: to determine the association between smoking and COVID-19 progression."),
+])
+def test_a_null_result_against_no_asserted_relation_is_no_conflict(claim, source):
+    assert compare_passages(claim, [source]).meaning != "changed"
+
+
 def test_paraphrase_numbers_attach_to_their_words():
     source = ["Beltagy et al. (2019) report a pretraining corpus consisting of 82% biomedical and 18% computer "
               "science papers."]

@@ -27,6 +27,7 @@ from rag_core.citations.meaning_tables import (
     FINDING_LINKS,
     FINDING_NOUNS,
     FINDING_PASSIVE,
+    FINDING_VERBS,
     HEDGES,
     NEGATOR_PHRASES,
     NEGATORS,
@@ -249,15 +250,20 @@ def _denied_clause(tokens: list[Word], keys: list[str], content: list[bool], i: 
     return out
 
 
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been"})
+
+
 def _null_finding(tokens: list[Word], keys: list[str], content: list[bool], i: int) -> list[int]:
-    """[the finding noun, then the content words after its link word] of a null result ("no
+    """[the finding word, then the content words after its link word] of a null result ("no
     significant association between statin use and dementia": association, statin, use,
-    dementia), or [] where the negator at ``i`` negates no finding noun followed by a link."""
+    dementia; "was not associated with an increased risk of events"; "did not affect mortality"),
+    or [] where the negator at ``i`` negates no finding word followed by its link (a verb of
+    FINDING_VERBS takes its object without one)."""
     j = i + 1
     while j < len(tokens) and j <= i + _EVIDENCE_NOUN_REACH:
-        if tokens[j].kind == "punct" or keys[j] in _CLAUSE or keys[j] in FINDING_LINKS:
-            return []
-        if keys[j] in FINDING_NOUNS:
+        if tokens[j].kind == "punct" or keys[j] in _CLAUSE or keys[j] in FINDING_LINKS or keys[j] in _COPULAS:
+            return []  # "not sufficiently treated is associated with": another predicate
+        if keys[j] in FINDING_NOUNS or keys[j] in FINDING_VERBS:
             break
         j += 1
     else:
@@ -265,10 +271,12 @@ def _null_finding(tokens: list[Word], keys: list[str], content: list[bool], i: i
     noun, j = j, j + 1
     while j < len(tokens) and keys[j] in FINDING_PASSIVE:
         j += 1
-    if j >= len(tokens) or keys[j] not in FINDING_LINKS:
-        return []
+    if j < len(tokens) and keys[j] in FINDING_LINKS:
+        j += 1
+    elif keys[noun] not in FINDING_VERBS or j != noun + 1:
+        return []  # a noun needs its link ("no effect on"); a verb takes its object ("did not affect mortality")
     out = [noun]
-    for k in range(j + 1, min(len(tokens), j + 1 + _DENIED_CLAUSE_REACH)):
+    for k in range(j, min(len(tokens), j + _DENIED_CLAUSE_REACH)):
         if (tokens[k].kind == "punct" and keys[k] in ".;:!?()[]") or keys[k] in _DENIED_CLAUSE_STOPS:
             break
         if content[k]:

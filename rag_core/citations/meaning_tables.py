@@ -23,6 +23,7 @@ __all__ = [
     "FINDING_LINKS",
     "FINDING_NOUNS",
     "FINDING_PASSIVE",
+    "FINDING_VERBS",
     "GOOD_NOUNS",
     "HARMLESS_WORDS",
     "HEDGES",
@@ -86,7 +87,10 @@ EVIDENCE_LINKS = frozenset({phrase("that"), phrase("of"), phrase("for"), phrase(
 # direction word: "statins lower dementia risk", "aspirin reduces incidence").
 FINDING_NOUNS = _words("association associations correlation correlations relationship relationships relation "
                        "link effect effects impact influence difference differences change changes benefit "
-                       "alteration role")
+                       "alteration role associated correlated linked related predictive indicative dependent")
+# Verbs of a relation that need no link word: "did not affect mortality", "does not predict".
+FINDING_VERBS = _words("affect affects affected alter alters altered change changed influence influences influenced "
+                       "predict predicts predicted modify modifies modified impact impacts impacted")
 FINDING_LINKS = _words("between on in of with for to upon among")
 # Words passed over between the noun and its link: "no correlation was found between".
 FINDING_PASSIVE = _words("was were is are been has have be found observed seen detected noted shown "
@@ -96,7 +100,8 @@ RELATION_WORDS = frozenset(stem(w) for w in _words(
     "influences influenced impacts impacted causes caused predicts predicted prevents prevented protects "
     "protected promotes promoted induces induced inhibits inhibited enhances enhanced suppresses suppressed "
     "differs differed difference changes changed change alters altered modulates modulated regulates regulated "
-    "contributes contributed mediates mediated benefits benefited"))
+    "contributes contributed mediates mediated benefits benefited role depends depend dependent indicative "
+    "predictive"))
 # Words before a relation word that make it a question asked, not a finding: "To determine the
 # association between smoking and progression", "we assessed whether ... affects ...".
 RELATION_ASKED = _words("determine determined assess assessed investigate investigated examine examined evaluate "

@@ -265,10 +265,14 @@ def test_no_evidence_for_a_clause_denies_it():
 @pytest.mark.parametrize(("claim", "source"), [
     ("Statin use is associated with lower dementia risk.",
      "There was no significant association between statin use and dementia risk."),
-    ("Aspirin reduces colorectal cancer incidence.", "Aspirin had no significant effect on colorectal cancer incidence."),
+    ("Aspirin reduces colorectal cancer incidence.",
+     "Aspirin had no significant effect on colorectal cancer incidence."),
     ("Smoking correlates with telomere length.", "No correlation was found between smoking and telomere length."),
     ("There is no correlation between smoking and COVID-19 progression.",
      "The meta-analysis showed a significant association between smoking and COVID-19 progression."),
+    ("ADHD medications increase the risk of serious cardiovascular events.",
+     "Use of ADHD medications was not associated with an increased risk of serious cardiovascular events."),
+    ("Aspirin reduces mortality.", "Aspirin did not affect mortality."),
 ])
 def test_a_null_result_denies_an_asserted_relation(claim, source):
     check = compare_passages(claim, [source])
@@ -287,6 +291,10 @@ def test_a_null_result_denies_an_asserted_relation(claim, source):
     # a relation asked about is not a relation found
     ("There is no correlation between smoking and COVID-19 progression.",
      "Objective: to determine the association between smoking and COVID-19 progression."),
+    ("Aspirin does not reduce mortality.", "Aspirin did not affect mortality."),
+    # the negator belongs to another predicate
+    ("Vitamin C protects against COVID-19 risk.",
+     "Vitamin D deficiency that is not sufficiently treated is associated with COVID-19 risk."),
 ])
 def test_a_null_result_against_no_asserted_relation_is_no_conflict(claim, source):
     assert compare_passages(claim, [source]).meaning != "changed"

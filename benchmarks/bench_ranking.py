@@ -21,6 +21,7 @@ size (the head adds its file). ``--update-card`` writes the figures into the hea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -34,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.ranking_data import (  # noqa: E402
     ARGUANA,
+    DEV_QUESTIONS,
     SCIFACT,
     WindowVectors,
     beir_set,
@@ -111,7 +113,8 @@ def head_cost(name: str, runs: int = 5) -> dict:
 
 
 def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int, extra: tuple[str, ...] = (),
-                 window_chars: int = WINDOW_CHARS, feedback: tuple[int, float] = FEEDBACK) -> list[dict]:
+                 window_chars: int = WINDOW_CHARS, feedback: tuple[int, float] = FEEDBACK,
+                 blends: tuple[float, ...] = ()) -> list[dict]:
     plain = vectors
     through = {t: head.apply(v) for t, v in vectors.items()}
     head_mb = (head_folder(head_name) / HEAD_FILE).stat().st_size / 1e6
@@ -122,6 +125,9 @@ def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int, extra: tu
     if "windows" in extra:
         windows = WindowVectors(rs.index, window_chars)
         candidates.append(("hybrid+windows", "hybrid", plain))
+    for blend in blends:  # the head at another blend than its card's
+        other = dataclasses.replace(head, blend=blend)
+        candidates.append((f"hybrid+head@{blend:g}", "hybrid", {t: other.apply(v) for t, v in vectors.items()}))
     if "feedback" in extra:
         candidates.append(("hybrid+feedback", "hybrid", feedback_vectors(rs, plain, k=feedback[0], beta=feedback[1])))
     for cand, method, vecs in candidates:
@@ -131,7 +137,7 @@ def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int, extra: tu
             f"({time.perf_counter() - t0:.0f}s)")
     timed = {m: product_ms(rs, m, head_name, timing) if timing else {} for m in ("hybrid", "dense")}
     for cand in per:
-        uses_head = cand.endswith("+head")
+        uses_head = "+head" in cand
         method = cand.split("+")[0]
         row = {"set": rs.name, "candidate": cand, "queries": len(per[cand])}
         for m in ("ndcg@10", "recall@100"):
@@ -140,7 +146,7 @@ def evaluate_set(rs, vectors: dict, head, head_name: str, timing: int, extra: tu
                 row[f"vs_hybrid_{m}"] = paired({q: v[m] for q, v in per["hybrid"].items()},
                                                {q: v[m] for q, v in per[cand].items()})
         # the unfitted candidates are not in the product: no product path to time
-        row["ms_per_query"] = None if cand.endswith(("+windows", "+feedback")) else \
+        row["ms_per_query"] = None if cand.endswith(("+windows", "+feedback")) or "@" in cand else \
             timed[method].get(head_name if uses_head else None)
         row["vectors_mb"] = round(vectors_mb + (head_mb if uses_head else 0.0)
                                   + (windows.megabytes if cand.endswith("+windows") else 0.0), 2)
@@ -165,11 +171,12 @@ def format_rows(rows: list[dict]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--sets", default="scifact,arguana,pdf")
+    p.add_argument("--sets", default="scifact,arguana,pdf", help="of scifact, arguana, pdf, pdf-dev")
     p.add_argument("--head", default=DEFAULT_HEAD)
     p.add_argument("--timing", type=int, default=30, help="queries timed per candidate (0: none)")
     p.add_argument("--extra", default="", help="unfitted candidates too: windows,feedback")
     p.add_argument("--window-chars", type=int, default=WINDOW_CHARS)
+    p.add_argument("--blends", default="", help="the head at these blends too (e.g. 0.25,0.5)")
     p.add_argument("--json", type=Path)
     p.add_argument("--update-card", action="store_true")
     args = p.parse_args(argv)
@@ -187,10 +194,14 @@ def main(argv=None) -> int:
             vectors = vector_table(list(load_beir(ARGUANA, "test").queries.values()), "queries-arguana")
         elif name == "pdf":
             rs, vectors = pdf_set("PDF questions"), query_table()
+        elif name == "pdf-dev":  # our own questions over the same PDFs: for choosing, not for the goals
+            rs = pdf_set("PDF dev questions", DEV_QUESTIONS)
+            vectors = vector_table(sorted(set(rs.texts.values())), "queries-pdf-dev")
         else:
             raise SystemExit(f"unknown set {name!r}")
         extra = tuple(x.strip() for x in args.extra.split(",") if x.strip())
-        rows += evaluate_set(rs, vectors, head, args.head, args.timing, extra, args.window_chars)
+        blends = tuple(float(x) for x in args.blends.split(",") if x.strip())
+        rows += evaluate_set(rs, vectors, head, args.head, args.timing, extra, args.window_chars, blends=blends)
         print(format_rows([r for r in rows if r["set"] == rs.name]), flush=True)
     print("\n" + format_rows(rows))
     cost = head_cost(args.head)
@@ -210,7 +221,7 @@ def main(argv=None) -> int:
                                                if k in ("ndcg@10", "recall@100", "queries", "ms_per_query")}
             | ({"vs_hybrid_ndcg@10": {k: round(v, 4) if isinstance(v, float) else v
                                       for k, v in r["vs_hybrid_ndcg@10"].items()}} if "vs_hybrid_ndcg@10" in r else {})
-            for r in rows if not r["candidate"].endswith(("+windows", "+feedback"))})
+            for r in rows if not r["candidate"].endswith(("+windows", "+feedback")) and "@" not in r["candidate"]})
         card["figures"]["held_out_command"] = "python benchmarks/bench_ranking.py --update-card"
         path.write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         say(f"wrote the held-out figures into {path}")

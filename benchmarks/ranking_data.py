@@ -22,6 +22,8 @@ SCIFACT = SHARED / "scifact"
 ARGUANA = SHARED / "arguana"
 PDFS = SHARED / "pdfs"
 QUESTIONS = REPO / "benchmarks" / "data" / "pdf_questions.csv"
+# Questions of our own over the same PDFs, for choosing among candidates (never the held-out 50).
+DEV_QUESTIONS = REPO / "benchmarks" / "data" / "pdf_questions_dev.csv"
 
 
 def say(message: str) -> None:
@@ -262,8 +264,9 @@ def beir_set(folder: Path, split: str, name: str, query_vectors, *, keep=None, e
                       exclude_self=folder == ARGUANA)
 
 
-def pdf_set(name: str = "pdf questions") -> RankingSet:
-    """The 50 judged PDF questions on the default PDF chunking (grades 0-3, relevant from 2)."""
+def pdf_set(name: str = "pdf questions", questions: Path = QUESTIONS) -> RankingSet:
+    """The judged PDF questions of ``questions`` (the held-out 50 by default) on the default PDF
+    chunking (grades 0-3, relevant from 2)."""
     from rag_core.evaluation import cached_embeddings
     from rag_core.index.build import build_index_from_chunks, index_text
     from rag_core.lab.judgments import Judgments, passages_of
@@ -273,7 +276,7 @@ def pdf_set(name: str = "pdf questions") -> RankingSet:
     chunks, records = pdf_chunks(documents)
     vectors = cached_embeddings([{"text": index_text(c)} for c in chunks])
     index = build_index_from_chunks(chunks, embeddings=vectors, compute_embeddings=False)
-    rows = parse_csv(QUESTIONS.read_bytes())
+    rows = parse_csv(questions.read_bytes())
     found, report = judgments_from_rows(rows, index, records)
     if report.problems:
         say(f"pdf questions: {len(report.problems)} rows not placed: {report.problems[:3]}")

@@ -361,8 +361,12 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
         evidence.sort(key=lambda e: -e["probabilities"][STANCES[column]])
     shown = {s: round(float(x), 4) for s, x in zip(STANCES, p, strict=True)}
     note = f"{_NOTES[stance]} ({reader.name}, {score:.2f})."
-    if stance == "contradicts" and p[1] < settings["contradict"]:
+    if stance == "contradicts" and not (p[1] >= settings["contradict"] and p[1] >= p[0]):
         note = f"{_NOTES[stance]}: the rules found a difference the reader does not outweigh ({reader.name})."
+        # the rules decided: the sentence they find a conflict in (the one most of the statement
+        # aligns with, where several) is the deciding one, shown first, not the sentence the
+        # reader leans to contradict most, which may say nothing against the statement
+        evidence.sort(key=lambda e: -_conflict_alignment(statement, e["sentence"]))
     conflict = rules_conflict(statement, evidence[0]["sentence"]) if stance == "supports" else ""
     if conflict:  # never "supports" where the rules find a conflict in the very sentence that decides
         note = (f"The reader reads the first evidence sentence as supporting the statement ({reader.name}, "
@@ -372,6 +376,14 @@ def _decide_with_reader(reader, statement: str, chosen: list[dict], relevance: n
                           probabilities=shown, note=note,
                           raw={"set": [float(x) for x in p_set], "each": [[float(x) for x in q] for q in p_each],
                                "sentences": [r["sentence"] for r in chosen]})
+
+
+def _conflict_alignment(statement: str, sentence: str) -> float:
+    """How much of ``statement`` aligns with ``sentence`` where the rules find a conflict in it, else 0."""
+    from rag_core.citations.meaning import compare_passages
+
+    found = compare_passages(statement, [sentence])
+    return float(found.aligned or 0.0) if found.meaning == "changed" else 0.0
 
 
 def rules_conflict(statement: str, sentence: str) -> str:

@@ -114,6 +114,29 @@ def test_the_reader_never_supports_where_the_rules_find_a_conflict_in_the_decidi
     assert agreeing.stance == "supports" and "conflict" not in agreeing.note
 
 
+class UnsureReader(FakeReader):
+    """Never sure of a contradiction; leans to it most for sentences about combining."""
+
+    def probabilities(self, claims, evidence):
+        self.seen.append(list(evidence))
+        return np.asarray([[0.1, 0.45, 0.45] if "combining" in t else [0.1, 0.3, 0.6] for t in evidence])
+
+
+def test_where_the_rules_decide_the_sentence_they_conflict_with_is_the_deciding_one():
+    """The Verify screenshot of a direction flip ("DPR was worse than BM25 ...") showed "Results can be
+    improved further ... by combining DPR with BM25" as the deciding sentence: the reader's favourite,
+    where the rules read a weaker conflict ("worse" against "improved"), not the sentence they
+    compared the statement with, which all of it aligns with."""
+    rows = [{"text": "Results can be improved further in some cases by combining DPR with BM25 in both single- "
+                     "and multi-dataset settings. With the exception of SQuAD, DPR performs consistently better "
+                     "than BM25 on all datasets.", "source": "dpr.pdf"}]
+    decision = st.decide("DPR was worse than BM25 on every dataset except SQuAD.", rows, rules_meaning="changed",
+                         reader=UnsureReader())
+    assert decision.stance == "contradicts" and "does not outweigh" in decision.note
+    assert decision.evidence_sentences[0]["sentence"].startswith("With the exception of SQuAD")
+    assert len(decision.evidence_sentences) == 2
+
+
 def test_a_related_check_takes_the_readers_stance(monkeypatch):
     monkeypatch.setattr(st, "load_reader", lambda: FakeReader())
     check = CitationCheck(quote="Drug A increases marker B.", verdict="related", message="", meaning="same")

@@ -74,9 +74,7 @@ def conflicts(rc: Reading, rs: Reading) -> tuple[list[dict], bool]:
             about_same = [k for k in counterparts if here & _near_keys(other, k, exclude=k)]
             if not about_same:
                 continue
-            mine = list(range(n, scope[0] + 1))
-            k = about_same[0]
-            cues.append(cue("negation", rc, mine, rs, [k]) if is_claim else cue("negation", rc, [k], rs, mine))
+            cues.append(_negation_cue(is_claim, rc, rs, list(range(n, scope[0] + 1)), [about_same[0]]))
     cues.extend(_denied_clause_conflicts(rc, rs, align, back))
     cues.extend(_null_finding_conflicts(rc, rs, align, back))
     cues.extend(_direction_conflicts(rc, rs, align))
@@ -110,6 +108,12 @@ def _near_keys(reading: Reading, i: int, *, exclude: int, reach: int = 4) -> set
 
 def negated_nearby(reading: Reading, k: int) -> bool:
     return any(0 < k - n <= 4 for n in reading.negators)
+
+
+def _negation_cue(is_claim: bool, rc: Reading, rs: Reading, mine: list[int], theirs: list[int]) -> dict:
+    """A negation cue of ``mine`` (tokens of the negating text) against ``theirs`` (the other's),
+    written claim first whichever of the two negates."""
+    return cue("negation", rc, mine, rs, theirs) if is_claim else cue("negation", rc, theirs, rs, mine)
 
 
 def _denied(reading: Reading, k: int) -> bool:
@@ -157,9 +161,7 @@ def _null_finding_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int]
             relation = _asserted_relation(other, counterparts)
             if relation is None:
                 continue
-            mine = list(range(n, noun + 1))
-            theirs = sorted({relation, *counterparts})
-            cues.append(cue("negation", rc, mine, rs, theirs) if is_claim else cue("negation", rc, theirs, rs, mine))
+            cues.append(_negation_cue(is_claim, rc, rs, list(range(n, noun + 1)), sorted({relation, *counterparts})))
     return cues
 
 
@@ -192,9 +194,7 @@ def _denied_clause_conflicts(rc: Reading, rs: Reading, align: dict[int, list[int
                 continue
             if _opposite_directions(reading, clause, other):
                 continue  # "no evidence that it reduced the risk" does not deny "a higher risk"
-            mine = list(range(n, aligned[-1] + 1))
-            cues.append(cue("negation", rc, mine, rs, counterparts) if is_claim
-                        else cue("negation", rc, counterparts, rs, mine))
+            cues.append(_negation_cue(is_claim, rc, rs, list(range(n, aligned[-1] + 1)), counterparts))
     return cues
 
 

@@ -240,8 +240,13 @@ def _denied_clause(tokens: list[Word], keys: list[str], content: list[bool], i: 
     link = _phrase_at(keys, j + 1, _EVIDENCE_LINKS) if j + 1 < len(tokens) else None
     if link is None:
         return []
+    return _clause_words(tokens, keys, content, j + 1 + link[0])
+
+
+def _clause_words(tokens: list[Word], keys: list[str], content: list[bool], start: int) -> list[int]:
+    """The content words from ``start`` to the end of its clause (a full stop, a bracket, a
+    contrast word), at most _DENIED_CLAUSE_REACH tokens on; commas do not end it."""
     out = []
-    start = j + 1 + link[0]
     for k in range(start, min(len(tokens), start + _DENIED_CLAUSE_REACH)):
         if (tokens[k].kind == "punct" and keys[k] in ".;:!?()[]") or keys[k] in _DENIED_CLAUSE_STOPS:
             break
@@ -275,13 +280,8 @@ def _null_finding(tokens: list[Word], keys: list[str], content: list[bool], i: i
         j += 1
     elif keys[noun] not in FINDING_VERBS or j != noun + 1:
         return []  # a noun needs its link ("no effect on"); a verb takes its object ("did not affect mortality")
-    out = [noun]
-    for k in range(j, min(len(tokens), j + _DENIED_CLAUSE_REACH)):
-        if (tokens[k].kind == "punct" and keys[k] in ".;:!?()[]") or keys[k] in _DENIED_CLAUSE_STOPS:
-            break
-        if content[k]:
-            out.append(k)
-    return out if len(out) > 1 else []
+    about = _clause_words(tokens, keys, content, j)
+    return [noun, *about] if about else []
 
 
 def _directions(tokens: list[Word], plain: list[str]) -> dict[int, tuple[int, list[tuple[str, int]]]]:
